@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * obc.h - the public C API of obc (ops-broadcast), a collective-communication
+ * library for CPU processes: shared memory within a host, TCP between hosts.
+ *
+ * This is the only public header. Every name here is a contract (see
+ * docs/API.md): names are only ever added, never renamed.
+ *
+ * Conventions that hold for every call below:
+ *  - Every function that can fail returns obc_result_t. OBC_SUCCESS is 0.
+ *    The detail of a failure (which rank, which operation, errno text) is
+ *    in obc_comm_last_error(comm) and in the log (OBC_DEBUG).
+ *  - Argument order is (sendbuf, recvbuf, count, dtype, [op], [root], comm,
+ *    [req]). count is in elements of dtype, as size_t: buffers over 4 GiB
+ *    and over 2^31 elements work.
+ *  - "Collective" means every rank of the communicator must make the same
+ *    call, with matching arguments, in the same order as its other
+ *    collective calls on that communicator.
+ *  - Bad arguments are rejected before any communication with
+ *    OBC_ERR_INVALID_ARG; the communicator stays usable.
+ *  - After a fatal failure (timeout, lost peer, abort, protocol error) the
+ *    communicator is broken: every pending and later collective fails
+ *    promptly with OBC_ERR_ABORTED (or the original code). Only
+ *    obc_comm_abort and obc_comm_destroy remain useful.
+ *  - Thread-safety: a communicator may be used by one thread at a time
+ *    (the library runs its own progress thread internally). Different
+ *    communicators may be used concurrently from different threads.
+ *  - The library is not fork-safe: a child of fork() must not use a
+ *    communicator created by its parent.
+ */
+#ifndef OBC_H
+#define OBC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(OBC_BUILDING_LIBRARY)
+#define OBC_API __attribute__((visibility("default")))
+#else
+#define OBC_API
+#endif
+
+#define OBC_VERSION_MAJOR 0
+#define OBC_VERSION_MINOR 1
+#define OBC_VERSION_PATCH 0
+
+/* Result codes. OBC_IN_PROGRESS is a status (from obc_test), not an error. */
+typedef enum {
+    OBC_SUCCESS = 0,
+    OBC_ERR_INVALID_ARG, /* caller error: NULL buffer with count > 0, bad root, bad dtype/op, ... */
+    OBC_ERR_NO_MEMORY,
+    OBC_ERR_SYSTEM, /* an OS call failed; the message carries errno text */
+    OBC_ERR_TIMEOUT, /* did not complete within the communicator's timeout */
+    OBC_ERR_PEER_LOST, /* a peer died or its connection broke */
+    OBC_ERR_MISMATCH, /* ranks disagree on the collective or its arguments */
+    OBC_ERR_ABORTED, /* communicator aborted, locally or by a peer's failure */
+    OBC_ERR_AUTH, /* a peer failed bootstrap authentication */
+    OBC_ERR_PROTOCOL, /* malformed or unexpected message */
+    OBC_ERR_INTERNAL,
+    OBC_IN_PROGRESS /* from obc_test: not finished yet */
+} obc_result_t;
+
+/* Element types. float16 is IEEE binary16, bfloat16 the upper half of a
+ * binary32. Broadcast moves bytes and never interprets them. */
+typedef enum {
+    OBC_INT8,
+    OBC_UINT8,
+    OBC_INT32,
+    OBC_UINT32,
+    OBC_INT64,
+    OBC_UINT64,
+    OBC_FLOAT16,
+    OBC_BFLOAT16,
+    OBC_FLOAT32,
+    OBC_FLOAT64
+} obc_dtype_t;
+
+/* Reduction operators (for the reduction collectives). */
+typedef enum { OBC_SUM, OBC_PROD, OBC_MIN, OBC_MAX, OBC_AVG } obc_redop_t;
+
+typedef struct obc_comm obc_comm_t; /* opaque communicator */
+typedef struct obc_request obc_request_t; /* opaque handle of a non-blocking call */
+
+/* Opaque bootstrap identifier made by obc_get_unique_id; copy its bytes to
+ * every process (file, socket, MPI, ...) before obc_comm_init_rank. */
+typedef struct {
+    unsigned char bytes[128];
+} obc_unique_id_t;
+
+/* ------------------------------------------------------------------------
+ * Communicators
+ * ------------------------------------------------------------------------ */
+
+/*
+ * obc_comm_init_env - create the communicator described by the environment.
+ *
+ * Reads, in this order of preference:
+ *  - obcrun's variables: OBC_RANK, OBC_NRANKS, OBC_BOOTSTRAP (host:port of
+ *    the rendezvous, hosted by rank 0), OBC_SECRET;
+ *  - torchrun's: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (LOCAL_RANK is
+ *    informational). Under torchrun (TORCHELASTIC_USE_AGENT_STORE set),
+ *    torch's own store holds MASTER_PORT, so obc's rendezvous listens on
+ *    MASTER_PORT + 1; OBC_BOOTSTRAP overrides the address in every case.
+ * Rank 0 hosts the rendezvous; the others connect to it, retrying until the
+ * communicator's timeout (OBC_TIMEOUT).
+ *
+ * Collective over all ranks named by the environment; blocks until every
+ * rank has joined. Thread-safe (creates an independent communicator).
+ * Returns OBC_SUCCESS, OBC_ERR_INVALID_ARG (comm NULL, missing or malformed
+ * variables), OBC_ERR_TIMEOUT (a rank never joined), OBC_ERR_AUTH (secret
+ * mismatch), OBC_ERR_PROTOCOL, OBC_ERR_SYSTEM or OBC_ERR_NO_MEMORY.
+ */
+OBC_API obc_result_t obc_comm_init_env(obc_comm_t **comm);
+
+/*
+ * obc_get_unique_id - make a fresh identifier for one obc_comm_init_rank.
+ *
+ * Call it on one process only, then give the same bytes to all ranks. The
+ * calling process hosts the rendezvous (a background thread) until the
+ * ranks have joined; it must stay alive until then. The id carries the
+ * rendezvous address (OBC_SOCKET_IFNAME picks the interface) and a random
+ * secret. Not collective; does not block. Thread-safe.
+ * Returns OBC_SUCCESS, OBC_ERR_INVALID_ARG (id NULL) or OBC_ERR_SYSTEM.
+ */
+OBC_API obc_result_t obc_get_unique_id(obc_unique_id_t *id);
+
+/*
+ * obc_comm_init_rank - create a communicator of nranks ranks; this process
+ * is rank `rank` (0 <= rank < nranks). Every rank passes the same id.
+ *
+ * Collective over the nranks processes; blocks until all have joined or the
+ * timeout (OBC_TIMEOUT) expires. Thread-safe.
+ * Returns as obc_comm_init_env.
+ */
+OBC_API obc_result_t obc_comm_init_rank(obc_comm_t **comm, int nranks, const obc_unique_id_t *id,
+                                        int rank);
+
+/*
+ * obc_comm_destroy - finish every operation still queued on comm, then free
+ * it and every resource it holds (threads, sockets, shared memory).
+ *
+ * Local (not collective): peers are not waited for, but pending operations
+ * of this rank are completed first (or fail if the communicator is broken).
+ * Must not be called while another thread uses comm. NULL is accepted.
+ * Returns OBC_SUCCESS, or the error of a pending operation that failed.
+ */
+OBC_API obc_result_t obc_comm_destroy(obc_comm_t *comm);
+
+/*
+ * obc_comm_abort - break comm here and on every peer: pending and later
+ * collectives on all ranks fail promptly with OBC_ERR_ABORTED. Use it when a
+ * rank decides to give up (an exception, a signal) so that no peer hangs.
+ * The communicator must still be freed with obc_comm_destroy.
+ *
+ * Local, does not block; may be called from any thread, also while another
+ * thread is blocked in a collective on comm.
+ * Returns OBC_SUCCESS or OBC_ERR_INVALID_ARG (comm NULL).
+ */
+OBC_API obc_result_t obc_comm_abort(obc_comm_t *comm);
+
+/* obc_comm_rank / obc_comm_size - this process's rank and the number of
+ * ranks; -1 for a NULL comm. Local, thread-safe. */
+OBC_API int obc_comm_rank(const obc_comm_t *comm);
+OBC_API int obc_comm_size(const obc_comm_t *comm);
+
+/*
+ * obc_comm_set_timeout - set how long a collective may wait without any
+ * progress before it fails with OBC_ERR_TIMEOUT (and breaks comm). Seconds;
+ * <= 0 means wait forever. The default comes from OBC_TIMEOUT (300 s).
+ * Applies to operations started after the call. Local; same thread rule as
+ * the collectives. Returns OBC_SUCCESS or OBC_ERR_INVALID_ARG.
+ */
+OBC_API obc_result_t obc_comm_set_timeout(obc_comm_t *comm, double seconds);
+
+/* ------------------------------------------------------------------------
+ * Blocking collectives
+ * ------------------------------------------------------------------------ */
+
+/*
+ * obc_broadcast - copy `count` elements of `dtype` from the root's sendbuf
+ * into recvbuf on every rank.
+ *
+ * sendbuf is read only on the root; other ranks may pass NULL. On the root,
+ * sendbuf == recvbuf is in place (nothing is copied locally); otherwise the
+ * root's recvbuf receives a copy too, and the root's sendbuf is never
+ * modified. Buffers must not overlap unless equal. Large messages stream
+ * in chunks through a bounded staging area: extra memory does not grow
+ * with count.
+ *
+ * Collective, blocking: returns when this rank's recvbuf holds the data
+ * (the root: when its sendbuf may be reused).
+ * Returns OBC_SUCCESS; OBC_ERR_INVALID_ARG (comm NULL, recvbuf NULL with
+ * count > 0, root's sendbuf NULL with count > 0, root out of range, bad
+ * dtype, or called inside a group with a request output missing);
+ * OBC_ERR_TIMEOUT, OBC_ERR_PEER_LOST, OBC_ERR_ABORTED, OBC_ERR_MISMATCH,
+ * OBC_ERR_SYSTEM.
+ */
+OBC_API obc_result_t obc_broadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                   obc_dtype_t dtype, int root, obc_comm_t *comm);
+
+/*
+ * obc_bcast - in-place broadcast: buf is the root's data and every other
+ * rank's destination. Same as obc_broadcast(buf, buf, ...). Collective,
+ * blocking; same codes as obc_broadcast.
+ */
+OBC_API obc_result_t obc_bcast(void *buf, size_t count, obc_dtype_t dtype, int root,
+                               obc_comm_t *comm);
+
+/*
+ * obc_barrier - return only after every rank has entered the barrier.
+ * Collective, blocking. Returns OBC_SUCCESS, OBC_ERR_INVALID_ARG (comm
+ * NULL), OBC_ERR_TIMEOUT, OBC_ERR_PEER_LOST, OBC_ERR_ABORTED.
+ */
+OBC_API obc_result_t obc_barrier(obc_comm_t *comm);
+
+/* ------------------------------------------------------------------------
+ * Non-blocking collectives
+ *
+ * Each obc_i* call checks its arguments, queues the operation and returns at
+ * once with a request in *req. Operations on one communicator run in the
+ * order they were issued, on the communicator's progress thread, so several
+ * can be in flight; buffers must stay valid and untouched (except sendbuf
+ * reads) until the request completes. Complete a request with obc_wait, or
+ * poll it with obc_test; either frees it once finished.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * obc_ibroadcast - non-blocking obc_broadcast. Collective; does not block.
+ * Returns OBC_SUCCESS (operation queued), OBC_ERR_INVALID_ARG (also for a
+ * NULL req), OBC_ERR_ABORTED (communicator broken), OBC_ERR_NO_MEMORY.
+ */
+OBC_API obc_result_t obc_ibroadcast(const void *sendbuf, void *recvbuf, size_t count,
+                                    obc_dtype_t dtype, int root, obc_comm_t *comm,
+                                    obc_request_t **req);
+
+/* obc_ibarrier - non-blocking obc_barrier; codes as obc_ibroadcast. */
+OBC_API obc_result_t obc_ibarrier(obc_comm_t *comm, obc_request_t **req);
+
+/*
+ * obc_wait - block until req's operation completes, free req and return
+ * the operation's result (OBC_SUCCESS or its error). NULL is
+ * OBC_ERR_INVALID_ARG. Waits spin briefly, then sleep. Call it from one
+ * thread per request.
+ */
+OBC_API obc_result_t obc_wait(obc_request_t *req);
+
+/*
+ * obc_test - check req without blocking. *done = 1 when it finished: req is
+ * then freed and the operation's result returned. *done = 0: the request
+ * is still running and OBC_IN_PROGRESS is returned. NULL arguments give
+ * OBC_ERR_INVALID_ARG.
+ */
+OBC_API obc_result_t obc_test(obc_request_t *req, int *done);
+
+/*
+ * obc_comm_synchronize - block until every operation issued on comm so far
+ * has completed. Requests stay valid (they still need obc_wait/obc_test,
+ * which then return at once). Returns OBC_SUCCESS or the first error of
+ * those operations. Local: waits only for this rank's own operations.
+ */
+OBC_API obc_result_t obc_comm_synchronize(obc_comm_t *comm);
+
+/* ------------------------------------------------------------------------
+ * Groups (coalescing)
+ *
+ * Between obc_group_start and obc_group_end, collective calls made by this
+ * thread are queued, not run. obc_group_end launches them together: runs
+ * of small broadcasts with the same root on one communicator are fused into
+ * buckets of bounded size (OBC_GROUP_BUCKET_BYTES), each moved as one
+ * transfer. Blocking calls inside a group return OBC_SUCCESS at once (after
+ * the argument check); obc_group_end then blocks until they have finished
+ * and returns the first error. Requests of non-blocking calls inside a
+ * group complete as usual through obc_wait/obc_test. Groups nest; only the
+ * outermost obc_group_end launches. Thread-local state: thread-safe.
+ * ------------------------------------------------------------------------ */
+OBC_API obc_result_t obc_group_start(void);
+OBC_API obc_result_t obc_group_end(void);
+
+/* ------------------------------------------------------------------------
+ * Errors and information
+ * ------------------------------------------------------------------------ */
+
+/* obc_strerror - a static, constant English name of r ("invalid
+ * argument", ...); never NULL. Thread-safe. */
+OBC_API const char *obc_strerror(obc_result_t r);
+
+/* obc_comm_last_error - detail of the last failure on comm (which rank,
+ * which operation, errno text), or "" if none. With a NULL comm: the detail
+ * of the last failure of this thread that had no communicator (an init or
+ * an argument check). The string stays valid until the next call on comm. */
+OBC_API const char *obc_comm_last_error(const obc_comm_t *comm);
+
+/* obc_dtype_size - bytes per element of t; 0 for an invalid dtype. */
+OBC_API size_t obc_dtype_size(obc_dtype_t t);
+
+/* obc_version - "MAJOR.MINOR.PATCH" of the library actually loaded. */
+OBC_API const char *obc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OBC_H */

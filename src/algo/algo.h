@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * algo.h - the algorithm layer's one header: the descriptor every
+ * collective algorithm implements, the arguments it receives, and the
+ * single place that chooses among them (select.c).
+ *
+ * An algorithm is a resumable step function (UCC's idea): init() prepares
+ * its private state, step() advances as far as it can without blocking and
+ * returns OBC_SUCCESS (finished), OBC_IN_PROGRESS (with *w saying which
+ * shared word to wait on) or an error. The same body serves blocking calls
+ * (start + wait in the caller's thread) and async ones (the progress
+ * thread). Algorithms talk only to transport.h; they never read the
+ * environment, create threads, or block.
+ */
+#ifndef OBC_ALGO_H
+#define OBC_ALGO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "obc.h"
+#include "core/status.h"
+#include "transport/transport.h"
+
+enum obc__coll { OBC_COLL_BROADCAST, OBC_COLL_BARRIER, OBC_COLL_COUNT };
+
+/* One contiguous piece of a (possibly fused) operation. For broadcast,
+ * `send` is read on the root only, `recv` is written on every rank (the
+ * root copies send to recv itself when they differ). */
+struct obc__seg {
+    const void *send;
+    void *recv;
+    size_t nbytes;
+};
+
+struct obc__coll_args {
+    enum obc__coll coll;
+    int root;
+    obc_dtype_t dtype;
+    size_t count; /* elements, as the user gave them (summed when fused) */
+    size_t nbytes; /* total over segs */
+    const struct obc__seg *segs;
+    size_t nsegs;
+    uint64_t seq; /* position of this operation on the communicator */
+};
+
+/* State that lives as long as the communicator and advances identically on
+ * every rank (epochs of shared counters). Owned by the engine. */
+struct obc__algo_persist {
+    uint32_t barrier_epoch;
+    uint32_t cma_epoch;
+};
+
+/* Everything an algorithm may use. */
+struct obc__algo_ctx {
+    struct obc__arena *arena;
+    int rank;
+    int nranks;
+    struct obc__err *err;
+    struct obc__algo_persist *persist;
+};
+
+#define OBC_ALGO_STATE_BYTES 256
+
+struct obc__algo {
+    enum obc__coll coll;
+    const char *name;
+    /* Can this algorithm run these arguments here? (e.g. CMA permitted) */
+    bool (*supports)(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args);
+    void (*init)(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args);
+    obc_result_t (*step)(void *state, struct obc__wait *w);
+};
+
+/* Thresholds and forced choices, decided once at communicator creation. */
+struct obc__algo_tuning {
+    size_t eager_max_bytes; /* broadcasts up to this go through the eager ring */
+    size_t cma_min_bytes; /* broadcasts from this size read the root's buffer directly */
+    const struct obc__algo *forced[OBC_COLL_COUNT];
+};
+
+/* Parse OBC_ALGO ("broadcast=cma,barrier=counter") into tuning->forced.
+ * Returns OBC_ERR_INVALID_ARG with a message naming the bad entry. */
+obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *tuning,
+                                    struct obc__err *err);
+/* Fill the measured defaults for thresholds left at 0. */
+void obc__algo_default_tuning(struct obc__algo_tuning *tuning, int local_nranks);
+
+/* The one place where an algorithm is chosen. `why` receives the reason. */
+const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
+                                         const struct obc__algo_tuning *tuning,
+                                         const struct obc__coll_args *args, char *why,
+                                         size_t why_bytes);
+
+const char *obc__coll_name(enum obc__coll coll);
+
+/* A stamp that identifies one operation: its sequence number and a hash of
+ * what every rank must agree on. Carried in staged data, compared on read. */
+uint64_t obc__algo_stamp(const struct obc__coll_args *args);
+
+/* The algorithms (each defined in its own file; the registry is in select.c). */
+extern const struct obc__algo obc__bcast_self, obc__bcast_eager, obc__bcast_arena, obc__bcast_cma;
+extern const struct obc__algo obc__barrier_self, obc__barrier_counter;
+
+#endif

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bcast_ring.c - broadcast staged through a one-to-many ring of the host
+ * arena: the root copies each chunk into a slot once, every other local rank
+ * copies it out and releases the slot. Two registry entries share this body:
+ *
+ *  eager  - the ring of many small slots. Latency algorithm: one slot write
+ *           and one flag store; the root returns as soon as its data is in
+ *           the ring and waits for readers only when the ring is full.
+ *           alpha ~ one cache-line transfer (~0.2 us), bytes = 2n per reader.
+ *  arena  - the ring of a few large chunks (OBC_CHUNK_BYTES x
+ *           OBC_PIPELINE_DEPTH): a pipeline in which the root fills chunk
+ *           k+1 while readers drain chunk k. Bandwidth algorithm when
+ *           single-copy reads are not permitted. Cost: the root copies n once,
+ *           every reader copies n; the slots stay cache-resident.
+ *
+ *   root:    [c0][c1][c2][c3] -> slot0 slot1 ... (waits when slot k-depth busy)
+ *   rank 1:      copy c0  copy c1  copy c2 ...
+ *   rank 2:      copy c0  copy c1  copy c2 ...      (all readers in parallel)
+ *
+ * A fused group (several segments) streams through the slots back to back.
+ * Every slot carries the operation's stamp and size; a reader that finds a
+ * different stamp or a size that does not fit its buffer stops with
+ * OBC_ERR_MISMATCH before copying a byte.
+ */
+#include <string.h>
+
+#include "algo/algo.h"
+
+struct ring_state {
+    struct obc__algo_ctx *ctx;
+    const struct obc__coll_args *args;
+    int ring;
+    bool is_root;
+    uint64_t stamp;
+    uint64_t first_pos;
+    uint64_t nslots;
+    uint64_t next; /* slots done so far */
+    size_t slot_bytes;
+    size_t seg; /* copy cursor: segment index and offset in it */
+    size_t seg_off;
+};
+_Static_assert(sizeof(struct ring_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
+
+/* Move n bytes between the cursor's segments and a slot. The root gathers
+ * from send (and copies send to its own recv when they differ); readers
+ * scatter into recv. */
+static void cursor_copy(struct ring_state *s, unsigned char *slot, size_t n)
+{
+    while (n > 0) {
+        const struct obc__seg *g = &s->args->segs[s->seg];
+        size_t k = g->nbytes - s->seg_off;
+        if (k > n) {
+            k = n;
+        }
+        if (s->is_root) {
+            const unsigned char *src = (const unsigned char *)g->send + s->seg_off;
+            memcpy(slot, src, k);
+            if (g->recv != g->send) {
+                memcpy((unsigned char *)g->recv + s->seg_off, slot, k);
+            }
+        } else {
+            memcpy((unsigned char *)g->recv + s->seg_off, slot, k);
+        }
+        slot += k;
+        n -= k;
+        s->seg_off += k;
+        if (s->seg_off == g->nbytes) {
+            s->seg++;
+            s->seg_off = 0;
+        }
+    }
+}
+
+static size_t chunk_bytes(const struct ring_state *s)
+{
+    size_t left = s->args->nbytes - (size_t)s->next * s->slot_bytes;
+    return left < s->slot_bytes ? left : s->slot_bytes;
+}
+
+static void ring_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args,
+                      int ring)
+{
+    struct ring_state *s = state;
+    memset(s, 0, sizeof(*s));
+    s->ctx = ctx;
+    s->args = args;
+    s->ring = ring;
+    s->is_root = ctx->rank == args->root;
+    s->stamp = obc__algo_stamp(args);
+    s->slot_bytes = obc__arena_slot_bytes(ctx->arena, ring);
+    s->nslots = (args->nbytes + s->slot_bytes - 1) / s->slot_bytes;
+    s->first_pos = obc__arena_ring_reserve(ctx->arena, ring, s->nslots);
+}
+
+static obc_result_t root_step(struct ring_state *s, struct obc__wait *w)
+{
+    for (; s->next < s->nslots; s->next++) {
+        uint64_t pos = s->first_pos + s->next;
+        unsigned char *slot = obc__arena_slot_acquire(s->ctx->arena, s->ring, pos, w);
+        if (slot == NULL) {
+            return OBC_IN_PROGRESS;
+        }
+        size_t n = chunk_bytes(s);
+        cursor_copy(s, slot, n);
+        obc__arena_slot_publish(s->ctx->arena, s->ring, pos, n, s->stamp);
+    }
+    return OBC_SUCCESS;
+}
+
+static obc_result_t mismatch(struct ring_state *s, size_t got_bytes, uint64_t got_stamp)
+{
+    obc__arena_abort(s->ctx->arena, OBC_ERR_MISMATCH, s->ctx->rank);
+    return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
+                        "%s #%llu: rank %d expected %zu bytes from root %d, but the root sent "
+                        "%s (stamp %016llx, expected %016llx)",
+                        obc__coll_name(s->args->coll), (unsigned long long)s->args->seq,
+                        s->ctx->rank, s->args->nbytes, s->args->root,
+                        got_bytes == chunk_bytes(s) ? "a different operation" : "another size",
+                        (unsigned long long)got_stamp, (unsigned long long)s->stamp);
+}
+
+static obc_result_t reader_step(struct ring_state *s, struct obc__wait *w)
+{
+    for (; s->next < s->nslots; s->next++) {
+        uint64_t pos = s->first_pos + s->next;
+        size_t n = 0;
+        uint64_t stamp = 0;
+        const unsigned char *slot =
+            obc__arena_slot_peek(s->ctx->arena, s->ring, pos, &n, &stamp, w);
+        if (slot == NULL) {
+            w->peer = s->args->root;
+            return OBC_IN_PROGRESS;
+        }
+        if (stamp != s->stamp || n != chunk_bytes(s)) {
+            return mismatch(s, n, stamp);
+        }
+        cursor_copy(s, (unsigned char *)slot, n);
+        obc__arena_slot_release(s->ctx->arena, s->ring, pos);
+    }
+    return OBC_SUCCESS;
+}
+
+static obc_result_t ring_step(void *state, struct obc__wait *w)
+{
+    struct ring_state *s = state;
+    return s->is_root ? root_step(s, w) : reader_step(s, w);
+}
+
+static bool always(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    (void)ctx;
+    (void)args;
+    return true;
+}
+
+static void eager_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    ring_init(state, ctx, args, OBC_RING_EAGER);
+}
+
+static void arena_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    ring_init(state, ctx, args, OBC_RING_STAGE);
+}
+
+const struct obc__algo obc__bcast_eager = {OBC_COLL_BROADCAST, "eager", always, eager_init,
+                                           ring_step};
+const struct obc__algo obc__bcast_arena = {OBC_COLL_BROADCAST, "arena", always, arena_init,
+                                           ring_step};

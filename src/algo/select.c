@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * select.c - the one place where obc decides which algorithm runs, from
+ * (collective, bytes, ranks, transport capabilities), and where OBC_ALGO
+ * overrides are parsed. Thresholds are measured on the development machine
+ * (docs/algorithms.md has the table behind them) and can be changed with
+ * OBC_EAGER_MAX_BYTES and OBC_CMA_MIN_BYTES.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "algo/algo.h"
+
+static const struct obc__algo *const registry[] = {
+    &obc__bcast_self, &obc__bcast_eager,  &obc__bcast_arena,
+    &obc__bcast_cma,  &obc__barrier_self, &obc__barrier_counter,
+};
+
+static const char *const coll_names[OBC_COLL_COUNT] = {
+    [OBC_COLL_BROADCAST] = "broadcast",
+    [OBC_COLL_BARRIER] = "barrier",
+};
+
+const char *obc__coll_name(enum obc__coll coll)
+{
+    return (unsigned)coll < OBC_COLL_COUNT ? coll_names[coll] : "?";
+}
+
+static int coll_by_name(const char *name, size_t len)
+{
+    for (int c = 0; c < OBC_COLL_COUNT; c++) {
+        if (strlen(coll_names[c]) == len && strncmp(coll_names[c], name, len) == 0) {
+            return c;
+        }
+    }
+    return -1;
+}
+
+static const struct obc__algo *algo_by_name(int coll, const char *name)
+{
+    for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
+        if ((int)registry[i]->coll == coll && strcmp(registry[i]->name, name) == 0) {
+            return registry[i];
+        }
+    }
+    return NULL;
+}
+
+obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *tuning,
+                                    struct obc__err *err)
+{
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", spec);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        int coll = eq != NULL ? coll_by_name(tok, (size_t)(eq - tok)) : -1;
+        const struct obc__algo *a = coll >= 0 ? algo_by_name(coll, eq + 1) : NULL;
+        if (a == NULL) {
+            return obc__err_set(err, OBC_ERR_INVALID_ARG,
+                                "OBC_ALGO entry '%s' is not COLLECTIVE=ALGORITHM with a known "
+                                "name (broadcast: eager, arena, cma; barrier: counter)",
+                                tok);
+        }
+        tuning->forced[coll] = a;
+    }
+    return OBC_SUCCESS;
+}
+
+/*
+ * Defaults, measured with obc-perf on 2 cores (docs/algorithms.md):
+ *  - the eager ring wins while the message fits a handful of small slots;
+ *  - CMA reads of the root's buffer beat staging through the arena once the
+ *    message is large enough that one extra copy costs more than the
+ *    mailbox handshake and the page pinning.
+ */
+void obc__algo_default_tuning(struct obc__algo_tuning *tuning, int local_nranks)
+{
+    (void)local_nranks;
+    if (tuning->eager_max_bytes == 0) {
+        tuning->eager_max_bytes = 32 * 1024;
+    }
+    if (tuning->cma_min_bytes == 0) {
+        tuning->cma_min_bytes = 1024 * 1024;
+    }
+}
+
+static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
+                                              const struct obc__algo_tuning *tuning,
+                                              const struct obc__coll_args *args, char *why,
+                                              size_t why_bytes)
+{
+    if (ctx->nranks == 1) {
+        snprintf(why, why_bytes, "single rank");
+        return args->coll == OBC_COLL_BROADCAST ? &obc__bcast_self : &obc__barrier_self;
+    }
+    if (args->coll == OBC_COLL_BARRIER) {
+        snprintf(why, why_bytes, "shared counter in the host arena");
+        return &obc__barrier_counter;
+    }
+    if (args->nbytes <= tuning->eager_max_bytes) {
+        snprintf(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes,
+                 tuning->eager_max_bytes);
+        return &obc__bcast_eager;
+    }
+    if (args->nbytes >= tuning->cma_min_bytes && obc__bcast_cma.supports(ctx, args)) {
+        snprintf(why, why_bytes, "%zu bytes >= single-copy limit %zu", args->nbytes,
+                 tuning->cma_min_bytes);
+        return &obc__bcast_cma;
+    }
+    snprintf(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,
+             obc__arena_has_cma(ctx->arena) ? "" : " (single-copy reads not permitted)");
+    return &obc__bcast_arena;
+}
+
+const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
+                                         const struct obc__algo_tuning *tuning,
+                                         const struct obc__coll_args *args, char *why,
+                                         size_t why_bytes)
+{
+    const struct obc__algo *forced = tuning->forced[args->coll];
+    if (forced != NULL && ctx->nranks > 1) {
+        if (forced->supports(ctx, args)) {
+            snprintf(why, why_bytes, "forced by OBC_ALGO");
+            return forced;
+        }
+        char reason[160];
+        const struct obc__algo *a = default_choice(ctx, tuning, args, reason, sizeof(reason));
+        snprintf(why, why_bytes, "OBC_ALGO's %s cannot run this operation; %s", forced->name,
+                 reason);
+        return a;
+    }
+    return default_choice(ctx, tuning, args, why, why_bytes);
+}
+
+/* 64-bit FNV-1a over the fields every rank must agree on. */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) {
+        h ^= (v >> (8 * i)) & 0xff;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+uint64_t obc__algo_stamp(const struct obc__coll_args *args)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = mix(h, (uint64_t)args->coll);
+    h = mix(h, (uint64_t)(int64_t)args->root);
+    h = mix(h, (uint64_t)args->nbytes);
+    return (args->seq << 32) ^ (h & 0xffffffffull);
+}

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * comm.c - creating a communicator: join the rendezvous, learn which ranks
+ * share this host (boot id + network namespace, or OBC_HOST_ID), and build
+ * the host arena:
+ *   round 1  every rank: host identity, pid
+ *   round 2  the host leader creates the segment: its (random) name
+ *   round 3  every rank has attached (or says why not) + a probe address;
+ *            the leader unlinks the segment now: a crash later leaves no file
+ *   round 4  whether single-copy reads from the next local rank worked
+ * The bootstrap connection is closed at the end: it is setup-time only.
+ */
+#include "core/comm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/check.h"
+#include "core/log.h"
+#include "platform/platform.h"
+
+#define HOST_ID_BYTES 96
+#define SEG_NAME_BYTES 96
+
+struct round1 {
+    char host_id[HOST_ID_BYTES];
+    int32_t pid;
+};
+
+struct round3 {
+    int32_t status; /* 0 or -errno-like: this rank could not attach */
+    uint64_t probe_addr;
+};
+
+static const uint64_t cma_probe_word = 0x6f62632d636d6121ull;
+
+static obc_result_t host_identity(const struct obc__config *cfg, char *out, struct obc__err *err)
+{
+    if (cfg->host_id[0] != '\0') {
+        snprintf(out, HOST_ID_BYTES, "user:%.88s", cfg->host_id);
+        return OBC_SUCCESS;
+    }
+    int rc = obc__host_identity(out, HOST_ID_BYTES);
+    if (rc != 0) {
+        return obc__err_set(err, OBC_ERR_SYSTEM, "cannot read this host's identity");
+    }
+    return OBC_SUCCESS;
+}
+
+/* From round 1: this rank's place among the ranks of its host. */
+static obc_result_t find_local_ranks(struct obc_comm *c, const struct round1 *all,
+                                     struct obc__arena_peer **peers)
+{
+    const char *mine = all[c->rank].host_id;
+    int nlocal = 0, nhosts = 0;
+    *peers = malloc(sizeof(**peers) * (size_t)c->nranks);
+    if (*peers == NULL) {
+        return obc__err_set(&c->err, OBC_ERR_NO_MEMORY, "peer table");
+    }
+    for (int r = 0; r < c->nranks; r++) {
+        bool first_of_host = true;
+        for (int q = 0; q < r && first_of_host; q++) {
+            first_of_host = strncmp(all[q].host_id, all[r].host_id, HOST_ID_BYTES) != 0;
+        }
+        nhosts += first_of_host;
+        if (strncmp(all[r].host_id, mine, HOST_ID_BYTES) == 0) {
+            if (r == c->rank) {
+                c->topo.local_rank = nlocal;
+            }
+            (*peers)[nlocal++] = (struct obc__arena_peer){(pid_t)all[r].pid, r};
+        }
+    }
+    c->topo.local_nranks = nlocal;
+    c->topo.nhosts = nhosts;
+    if (nhosts > 1) {
+        return obc__err_set(&c->err, OBC_ERR_INVALID_ARG,
+                            "the %d ranks span %d hosts, but this build of obc moves data "
+                            "only within a host (shared memory); the TCP transport is issue #4",
+                            c->nranks, nhosts);
+    }
+    return OBC_SUCCESS;
+}
+
+static void segment_name(const struct obc__config *cfg, char *out)
+{
+    unsigned char r[8] = {0};
+    obc__random_bytes(r, sizeof(r));
+    snprintf(out, SEG_NAME_BYTES, "/obc-%.40s%s%02x%02x%02x%02x%02x%02x%02x%02x", cfg->job_id,
+             cfg->job_id[0] ? "-" : "", r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
+}
+
+static void arena_settings(const struct obc__config *cfg, int local_nranks,
+                           struct obc__arena_geometry *geo, struct obc__wait_policy *policy)
+{
+    geo->nslots[OBC_RING_EAGER] = 64;
+    geo->slot_bytes[OBC_RING_EAGER] = 16 * 1024;
+    geo->nslots[OBC_RING_STAGE] = (uint32_t)cfg->pipeline_depth;
+    geo->slot_bytes[OBC_RING_STAGE] = cfg->chunk_bytes;
+    /* Spinning pays only while every rank has a core of its own. */
+    if (cfg->spin_ns >= 0) {
+        policy->spin_ns = cfg->spin_ns;
+    } else {
+        policy->spin_ns = local_nranks > obc__ncpus() ? 2000 : 100000;
+    }
+    policy->yield_ns = cfg->yield_ns;
+}
+
+/* Rounds 2 and 3: create or attach the segment, then unlink it. */
+static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
+                                const struct obc__arena_peer *peers, char (*names)[SEG_NAME_BYTES],
+                                struct round3 *r3)
+{
+    struct obc__arena_geometry geo;
+    struct obc__wait_policy policy;
+    char mine[SEG_NAME_BYTES] = "";
+    struct round3 me = {0, (uint64_t)(uintptr_t)&cma_probe_word};
+    bool leader = c->topo.local_rank == 0;
+    obc_result_t res;
+    arena_settings(&c->config, c->topo.local_nranks, &geo, &policy);
+    if (leader) {
+        segment_name(&c->config, mine);
+        res = obc__arena_create(mine, 0, c->topo.local_nranks, &geo, peers, &policy, &c->err,
+                                &c->arena);
+        me.status = res;
+        if (res != OBC_SUCCESS) {
+            mine[0] = '\0'; /* nothing to attach to, nothing to unlink */
+        }
+    }
+    OBC_CHECK(obc__boot_allgather(boot, mine, sizeof(mine), names, &c->err));
+    if (!leader) {
+        const char *name = names[peers[0].rank];
+        res = name[0] == '\0' ? OBC_ERR_SYSTEM
+                              : obc__arena_attach(name, c->topo.local_rank, c->topo.local_nranks,
+                                                  peers, &policy, &c->err, &c->arena);
+        me.status = res;
+    }
+    res = obc__boot_allgather(boot, &me, sizeof(me), r3, &c->err);
+    if (leader && mine[0] != '\0') {
+        obc__arena_unlink(mine);
+    }
+    OBC_CHECK(res);
+    for (int r = 0; r < c->nranks; r++) {
+        if (r3[r].status != OBC_SUCCESS) {
+            return obc__err_set(&c->err, OBC_ERR_SYSTEM,
+                                "rank %d could not set up the host's shared memory (%s)", r,
+                                obc_strerror((obc_result_t)r3[r].status));
+        }
+    }
+    OBC_INFO(OBC_LOG_INIT, "transport shm: %d local ranks, %zu-byte segment, spin %lld ns",
+             c->topo.local_nranks, obc__arena_bytes(c->arena), (long long)policy.spin_ns);
+    return OBC_SUCCESS;
+}
+
+/* Round 4: may local ranks read each other's memory (process_vm_readv)? */
+static obc_result_t probe_cma(struct obc_comm *c, struct obc__boot *boot,
+                              const struct obc__arena_peer *peers, const struct round3 *r3)
+{
+    int32_t ok = 1, *all = malloc(sizeof(int32_t) * (size_t)c->nranks);
+    if (all == NULL) {
+        return obc__err_set(&c->err, OBC_ERR_NO_MEMORY, "probe table");
+    }
+    if (c->topo.local_nranks > 1) {
+        int next = (c->topo.local_rank + 1) % c->topo.local_nranks;
+        ok = c->config.cma &&
+            obc__arena_probe_cma(c->arena, next,
+                                 (const void *)(uintptr_t)r3[peers[next].rank].probe_addr);
+    }
+    obc_result_t res = obc__boot_allgather(boot, &ok, sizeof(ok), all, &c->err);
+    for (int r = 0; res == OBC_SUCCESS && r < c->nranks; r++) {
+        ok &= all[r];
+    }
+    free(all);
+    if (res == OBC_SUCCESS) {
+        obc__arena_set_cma(c->arena, ok != 0);
+        OBC_INFO(OBC_LOG_INIT, "single-copy transfers (process_vm_readv): %s",
+                 ok                  ? "available"
+                     : c->config.cma ? "not permitted"
+                                     : "disabled by OBC_CMA=0");
+    }
+    return res;
+}
+
+static obc_result_t setup(struct obc_comm *c, struct obc__boot *boot)
+{
+    obc_result_t res;
+    struct round1 me, *r1 = calloc((size_t)c->nranks, sizeof(*r1));
+    char(*names)[SEG_NAME_BYTES] = calloc((size_t)c->nranks, SEG_NAME_BYTES);
+    struct round3 *r3 = calloc((size_t)c->nranks, sizeof(*r3));
+    struct obc__arena_peer *peers = NULL;
+    memset(&me, 0, sizeof(me));
+    me.pid = (int32_t)getpid();
+    res = r1 && names && r3 ? OBC_SUCCESS : OBC_ERR_NO_MEMORY;
+    OBC_CHECK_GOTO(res, res, out);
+    OBC_CHECK_GOTO(host_identity(&c->config, me.host_id, &c->err), res, out);
+    OBC_CHECK_GOTO(obc__boot_allgather(boot, &me, sizeof(me), r1, &c->err), res, out);
+    OBC_CHECK_GOTO(find_local_ranks(c, r1, &peers), res, out);
+    OBC_CHECK_GOTO(build_arena(c, boot, peers, names, r3), res, out);
+    OBC_CHECK_GOTO(probe_cma(c, boot, peers, r3), res, out);
+out:
+    free(r1);
+    free(names);
+    free(r3);
+    free(peers);
+    return res;
+}
+
+obc_result_t obc__comm_create(const struct obc__config *cfg, const struct obc__boot_endpoint *ep,
+                              int rank, int nranks, struct obc_comm **out)
+{
+    struct obc__boot *boot = NULL;
+    obc_result_t res;
+    struct obc_comm *c = calloc(1, sizeof(*c));
+    *out = NULL;
+    if (c == NULL) {
+        return obc__err_set(NULL, OBC_ERR_NO_MEMORY, "communicator");
+    }
+    c->rank = rank;
+    c->nranks = nranks;
+    c->config = *cfg;
+    obc__err_init(&c->err);
+    obc__log_set_rank(rank);
+    double timeout = cfg->timeout_s;
+    res = obc__boot_join(ep, rank, nranks, timeout > 0 ? (int64_t)(timeout * 1e9) : -1, &boot,
+                         &c->err);
+    if (res == OBC_SUCCESS) {
+        res = setup(c, boot);
+    }
+    obc__boot_close(boot);
+    if (res != OBC_SUCCESS) {
+        char msg[OBC_ERR_MSG_BYTES];
+        obc__err_copy(&c->err, msg, sizeof(msg));
+        obc__comm_free(c);
+        obc__err_thread_set(msg);
+        return res;
+    }
+    *out = c;
+    return OBC_SUCCESS;
+}
+
+void obc__comm_free(struct obc_comm *comm)
+{
+    if (comm == NULL) {
+        return;
+    }
+    obc__arena_destroy(comm->arena);
+    obc__err_fini(&comm->err);
+    free(comm);
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * comm.h - struct obc_comm, built from module-owned parts: the config
+ * snapshot, the error buffer, the host topology, the transport (host
+ * arena) and the engine (owned by the api layer, opaque here).
+ */
+#ifndef OBC_CORE_COMM_H
+#define OBC_CORE_COMM_H
+
+#include "obc.h"
+#include "bootstrap/bootstrap.h"
+#include "core/config.h"
+#include "core/status.h"
+#include "transport/transport.h"
+
+struct obc__engine;
+
+struct obc__topo {
+    int local_rank; /* index among the ranks of this host */
+    int local_nranks;
+    int nhosts;
+};
+
+struct obc_comm {
+    int rank;
+    int nranks;
+    struct obc__config config;
+    struct obc__err err;
+    char last_error[OBC_ERR_MSG_BYTES]; /* snapshot returned by obc_comm_last_error */
+    struct obc__topo topo;
+    struct obc__arena *arena;
+    struct obc__engine *engine;
+};
+
+/* Join the rendezvous at ep as rank/nranks, find the peers on this host,
+ * set up the host arena. cfg is the snapshot the communicator keeps. On
+ * failure *out is NULL, and the message is in the thread's error buffer. */
+obc_result_t obc__comm_create(const struct obc__config *cfg, const struct obc__boot_endpoint *ep,
+                              int rank, int nranks, struct obc_comm **out);
+void obc__comm_free(struct obc_comm *comm);
+
+#endif

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.c - reads the environment into a struct obc__config snapshot, from
+ * the one table in params.def. The only file in libobc that calls getenv.
+ * Malformed values are errors (reported at init), never silently ignored.
+ */
+#include "core/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_str(const char *text, char *out, char *err, size_t errlen, const char *env)
+{
+    if (strlen(text) >= OBC_CFG_STR_BYTES) {
+        snprintf(err, errlen, "%s is longer than %d characters", env, OBC_CFG_STR_BYTES - 1);
+        return -1;
+    }
+    strcpy(out, text);
+    return 0;
+}
+
+static int parse_int(const char *text, int *out, char *err, size_t errlen, const char *env)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < -2147483647L || v > 2147483647L) {
+        snprintf(err, errlen, "%s='%s' is not an integer", env, text);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_dbl(const char *text, double *out, char *err, size_t errlen, const char *env)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || v != v) {
+        snprintf(err, errlen, "%s='%s' is not a number", env, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Sizes accept K, M and G suffixes (powers of 1024). */
+static int parse_size(const char *text, size_t *out, char *err, size_t errlen, const char *env)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned long long mult = 1;
+    if (errno == 0 && end != text && text[0] != '-') {
+        switch (*end) {
+        case 'k':
+        case 'K':
+            mult = 1ull << 10;
+            end++;
+            break;
+        case 'm':
+        case 'M':
+            mult = 1ull << 20;
+            end++;
+            break;
+        case 'g':
+        case 'G':
+            mult = 1ull << 30;
+            end++;
+            break;
+        default:
+            break;
+        }
+        if (*end == '\0' && v <= (~0ull) / mult) {
+            *out = (size_t)(v * mult);
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "%s='%s' is not a size (bytes, optional K/M/G)", env, text);
+    return -1;
+}
+
+static void set_default_STR(char *field, const char *def)
+{
+    strcpy(field, def);
+}
+
+#define OBC_CFG_SET_DEFAULT_STR(field, def) set_default_STR(field, def)
+#define OBC_CFG_SET_DEFAULT_INT(field, def) (field) = (def)
+#define OBC_CFG_SET_DEFAULT_DBL(field, def) (field) = (def)
+#define OBC_CFG_SET_DEFAULT_SIZE(field, def) (field) = (def)
+#define OBC_CFG_PARSE_STR(text, field, err, errlen, env) parse_str(text, field, err, errlen, env)
+#define OBC_CFG_PARSE_INT(text, field, err, errlen, env) parse_int(text, &(field), err, errlen, env)
+#define OBC_CFG_PARSE_DBL(text, field, err, errlen, env) parse_dbl(text, &(field), err, errlen, env)
+#define OBC_CFG_PARSE_SIZE(text, field, err, errlen, env) \
+    parse_size(text, &(field), err, errlen, env)
+
+int obc__config_load(struct obc__config *cfg, char *err, size_t errlen)
+{
+    const char *text;
+    memset(cfg, 0, sizeof(*cfg));
+#define OBC_PARAM(field, type, env, def, doc) \
+    OBC_CFG_SET_DEFAULT_##type(cfg->field, def); \
+    text = getenv(env); \
+    if (text != NULL && text[0] != '\0' && \
+        OBC_CFG_PARSE_##type(text, cfg->field, err, errlen, env) != 0) { \
+        return -1; \
+    }
+#include "core/params.def"
+#undef OBC_PARAM
+    return 0;
+}
+
+static int env_int(const char *name)
+{
+    const char *text = getenv(name);
+    int v = -1;
+    char ignored[8];
+    if (text == NULL || parse_int(text, &v, ignored, sizeof(ignored), name) != 0) {
+        return -1;
+    }
+    return v;
+}
+
+void obc__config_launch_env(struct obc__launch_env *env)
+{
+    const char *addr = getenv("MASTER_ADDR");
+    env->rank = env_int("RANK");
+    env->world_size = env_int("WORLD_SIZE");
+    env->local_rank = env_int("LOCAL_RANK");
+    env->master_port = env_int("MASTER_PORT");
+    env->master_addr[0] = '\0';
+    if (addr != NULL && strlen(addr) < sizeof(env->master_addr)) {
+        strcpy(env->master_addr, addr);
+    }
+    env->agent_store = getenv("TORCHELASTIC_USE_AGENT_STORE") != NULL;
+}
+
+#define OBC_STRINGIFY_(x) #x
+#define OBC_STRINGIFY(x) OBC_STRINGIFY_(x)
+
+int obc__config_describe(int index, const char **env, const char **def_text, const char **doc)
+{
+    static const struct {
+        const char *env, *def_text, *doc;
+    } rows[] = {
+#define OBC_PARAM(field, type, envname, def, docline) {envname, OBC_STRINGIFY(def), docline},
+#include "core/params.def"
+#undef OBC_PARAM
+    };
+    if (index < 0 || (size_t)index >= sizeof(rows) / sizeof(rows[0])) {
+        return 0;
+    }
+    *env = rows[index].env;
+    *def_text = rows[index].def_text;
+    *doc = rows[index].doc;
+    return 1;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h - the configuration snapshot. config.c is the only file that
+ * reads the environment (a grep in `make check` enforces it): OBC_* from
+ * params.def and the launchers' variables (torchrun). A communicator takes
+ * a snapshot at create time and passes it down; nothing below reads env.
+ */
+#ifndef OBC_CORE_CONFIG_H
+#define OBC_CORE_CONFIG_H
+
+#include <stddef.h>
+
+#define OBC_CFG_STR_BYTES 256
+
+#define OBC_CFG_TYPE_STR char
+#define OBC_CFG_TYPE_INT int
+#define OBC_CFG_TYPE_DBL double
+#define OBC_CFG_TYPE_SIZE size_t
+#define OBC_CFG_DIM_STR [OBC_CFG_STR_BYTES]
+#define OBC_CFG_DIM_INT
+#define OBC_CFG_DIM_DBL
+#define OBC_CFG_DIM_SIZE
+
+struct obc__config {
+#define OBC_PARAM(field, type, env, def, doc) OBC_CFG_TYPE_##type field OBC_CFG_DIM_##type;
+#include "core/params.def"
+#undef OBC_PARAM
+};
+
+/* Launcher variables other than obc's own (torchrun's), read beside the
+ * snapshot. -1 / "" when absent. */
+struct obc__launch_env {
+    int rank; /* RANK */
+    int world_size; /* WORLD_SIZE */
+    int local_rank; /* LOCAL_RANK */
+    char master_addr[OBC_CFG_STR_BYTES];
+    int master_port; /* MASTER_PORT */
+    int agent_store; /* TORCHELASTIC_USE_AGENT_STORE is set (torchrun holds MASTER_PORT) */
+};
+
+/* Fill cfg from defaults and the environment. Returns 0, or -1 with a message
+ * in err (at most errlen bytes) for a malformed value. */
+int obc__config_load(struct obc__config *cfg, char *err, size_t errlen);
+void obc__config_launch_env(struct obc__launch_env *env);
+
+/* One row of the table, for obc-info and docs/env.md. Returns 0 past the end. */
+int obc__config_describe(int index, const char **env, const char **def_text, const char **doc);
+
+#endif

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine.h - operations, their order and their progress.
+ *
+ * Every collective becomes a struct obc__op and runs through one road:
+ * - A blocking call with nothing queued runs in the caller's thread
+ *   (no hand-off latency): obc__engine_run_inline.
+ * - Otherwise the op is queued (obc__engine_submit) and the communicator's
+ *   progress thread runs the queue in order, one op at a time; the order
+ *   is the issue order, which must be the same on every rank.
+ * - A failure that breaks the communicator (timeout, lost peer, abort,
+ *   mismatch) fails the op, every queued op, and every later submission,
+ *   promptly, with OBC_ERR_ABORTED for those that never started.
+ */
+#ifndef OBC_ENGINE_H
+#define OBC_ENGINE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "algo/algo.h"
+
+struct obc__engine;
+
+struct obc__op {
+    struct obc__coll_args args;
+    struct obc__seg seg; /* the single segment of an unfused op */
+    struct obc__seg *fused; /* segments of a fused group op (owned) */
+    _Atomic uint32_t done; /* 0 until finished; a private futex word */
+    _Atomic uint32_t nwaiters; /* threads sleeping on done */
+    obc_result_t result;
+    _Atomic int refs; /* heap ops: the engine's + each request's */
+    struct obc__op *next; /* queue link, guarded by the engine lock */
+    _Alignas(16) unsigned char state[OBC_ALGO_STATE_BYTES];
+};
+
+struct obc__engine_params {
+    struct obc__arena *arena;
+    int rank;
+    int nranks;
+    struct obc__err *err;
+    struct obc__algo_tuning tuning;
+    double timeout_s;
+};
+
+obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__engine **out);
+/* Finish the queue (or fail it when broken), stop the thread, free. */
+obc_result_t obc__engine_destroy(struct obc__engine *e);
+
+/* Ops: a heap op starts with one reference (the caller's). */
+struct obc__op *obc__op_new(void);
+void obc__op_ref(struct obc__op *op);
+void obc__op_unref(struct obc__op *op);
+/* Fill a broadcast or barrier op. */
+void obc__op_set_bcast(struct obc__op *op, const void *sendbuf, void *recvbuf, size_t count,
+                       obc_dtype_t dtype, int root);
+void obc__op_set_barrier(struct obc__op *op);
+
+/* Run op (on the caller's stack) now in this thread if nothing is queued;
+ * otherwise queue a heap copy and wait for it. Returns the op's result. */
+obc_result_t obc__engine_run_blocking(struct obc__engine *e, struct obc__op *op);
+/* Queue a heap op; the engine takes its own reference. */
+obc_result_t obc__engine_submit(struct obc__engine *e, struct obc__op *op);
+/* Wait for an op to finish; its result. Does not drop references. */
+obc_result_t obc__op_wait(struct obc__op *op);
+bool obc__op_is_done(const struct obc__op *op);
+/* Wait until everything submitted so far has finished. */
+obc_result_t obc__engine_synchronize(struct obc__engine *e);
+
+/* Break the communicator: `code` for this rank's pending ops, and for
+ * peers through the transport. */
+void obc__engine_abort(struct obc__engine *e, obc_result_t code);
+/* OBC_SUCCESS while usable; else the code that broke it. */
+obc_result_t obc__engine_broken(const struct obc__engine *e);
+void obc__engine_set_timeout(struct obc__engine *e, double seconds);
+
+/* Groups (group.c): thread-local; calls made between start and end are
+ * collected and launched fused at the outermost end. */
+bool obc__group_active(void);
+obc_result_t obc__group_start(void);
+/* Take op (heap, one reference given to the group). `req_slot`, if not
+ * NULL, receives the op (with a reference) when the group launches; a
+ * blocking call passes NULL and group_end waits for it. */
+obc_result_t obc__group_add(struct obc__engine *e, struct obc__op *op, struct obc__op **req_slot,
+                            size_t bucket_bytes);
+obc_result_t obc__group_end(void);
+
+#endif

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* engine_impl.h - what op.c, progress.c and group.c share, private to src/engine. */
+#ifndef OBC_ENGINE_IMPL_H
+#define OBC_ENGINE_IMPL_H
+
+#include "engine/engine.h"
+
+void obc__op_finish(struct obc__op *op, obc_result_t result);
+void obc__engine_wait_word(_Atomic uint32_t *word, _Atomic uint32_t *nwaiters, uint32_t seen);
+
+#endif

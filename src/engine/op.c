@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * op.c - the life of one operation: filling its arguments, reference
+ * counting (a queued op is shared by the engine and the user's requests),
+ * and waiting for it to finish (spin briefly, then sleep on a private
+ * futex that the finishing thread wakes).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "engine/engine_impl.h"
+#include "platform/platform.h"
+
+#define OP_SPIN_NS 20000
+
+struct obc__op *obc__op_new(void)
+{
+    struct obc__op *op = aligned_alloc(64, (sizeof(struct obc__op) + 63) / 64 * 64);
+    if (op != NULL) {
+        memset(op, 0, sizeof(*op));
+        atomic_init(&op->refs, 1);
+    }
+    return op;
+}
+
+void obc__op_ref(struct obc__op *op)
+{
+    atomic_fetch_add_explicit(&op->refs, 1, memory_order_relaxed);
+}
+
+void obc__op_unref(struct obc__op *op)
+{
+    if (atomic_fetch_sub_explicit(&op->refs, 1, memory_order_acq_rel) == 1) {
+        free(op->fused);
+        free(op);
+    }
+}
+
+void obc__op_set_bcast(struct obc__op *op, const void *sendbuf, void *recvbuf, size_t count,
+                       obc_dtype_t dtype, int root)
+{
+    size_t nbytes = count * obc_dtype_size(dtype);
+    op->args.coll = OBC_COLL_BROADCAST;
+    op->args.root = root;
+    op->args.dtype = dtype;
+    op->args.count = count;
+    op->args.nbytes = nbytes;
+    op->seg.send = sendbuf;
+    op->seg.recv = recvbuf;
+    op->seg.nbytes = nbytes;
+    op->args.segs = &op->seg;
+    op->args.nsegs = 1;
+}
+
+void obc__op_set_barrier(struct obc__op *op)
+{
+    op->args.coll = OBC_COLL_BARRIER;
+    op->args.root = 0;
+    op->args.dtype = OBC_UINT8;
+    op->args.segs = &op->seg;
+    op->args.nsegs = 0;
+}
+
+void obc__op_finish(struct obc__op *op, obc_result_t result)
+{
+    op->result = result;
+    atomic_store_explicit(&op->done, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&op->nwaiters, memory_order_seq_cst) != 0) {
+        obc__futex_wake(&op->done, false);
+    }
+}
+
+bool obc__op_is_done(const struct obc__op *op)
+{
+    return atomic_load_explicit(&op->done, memory_order_acquire) != 0;
+}
+
+/* Wait until *word != seen: spin, then sleep. Shared by op and engine waits. */
+void obc__engine_wait_word(_Atomic uint32_t *word, _Atomic uint32_t *nwaiters, uint32_t seen)
+{
+    int64_t start = obc__now_ns();
+    unsigned i = 0;
+    while (atomic_load_explicit(word, memory_order_acquire) == seen) {
+        if ((++i & 63) == 0 && obc__now_ns() - start > OP_SPIN_NS) {
+            atomic_fetch_add_explicit(nwaiters, 1, memory_order_seq_cst);
+            if (atomic_load_explicit(word, memory_order_seq_cst) == seen) {
+                obc__futex_wait(word, seen, -1, false);
+            }
+            atomic_fetch_sub_explicit(nwaiters, 1, memory_order_seq_cst);
+        } else {
+            obc__cpu_relax();
+        }
+    }
+}
+
+obc_result_t obc__op_wait(struct obc__op *op)
+{
+    obc__engine_wait_word(&op->done, &op->nwaiters, 0);
+    return op->result;
+}

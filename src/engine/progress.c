@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * progress.c - the engine of one communicator: running an op (choose the
+ * algorithm, then step + wait until done, under the no-progress timeout),
+ * the queue of async ops, and the progress thread that drains it.
+ *
+ * Threads and locks: the user's thread submits; the progress thread (started
+ * at the first queued op) runs queued ops in order. `lock` guards the
+ * queue and the thread's life (leaf lock; the error buffer's lock may be
+ * taken inside). An op leaves the queue only after it ran, so "queue empty"
+ * means no op is running, and a blocking call may then run inline.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "engine/engine.h"
+#include "engine/engine_impl.h"
+#include "platform/platform.h"
+
+struct obc__engine {
+    struct obc__algo_ctx ctx;
+    struct obc__algo_persist persist; /* advanced only by the thread running ops */
+    struct obc__algo_tuning tuning;
+    const struct obc__algo *last_choice[OBC_COLL_COUNT]; /* for logging changes only */
+    _Atomic int64_t timeout_ns;
+    _Atomic int broken; /* 0, or the obc_result_t that broke the communicator */
+    char broken_msg[OBC_ERR_MSG_BYTES]; /* its message, written once before `broken` is set */
+    _Atomic int first_error; /* first failure since the last synchronize */
+    uint64_t next_seq; /* user thread only */
+    uint32_t submitted; /* user thread only */
+    _Atomic uint32_t completed;
+    _Atomic uint32_t completed_waiters;
+
+    pthread_mutex_t lock; /* guards everything below; leaf lock */
+    pthread_cond_t wake;
+    struct obc__op *head, *tail;
+    bool thread_running;
+    bool stopping;
+    pthread_t thread;
+};
+
+static int64_t seconds_to_ns(double s)
+{
+    return s <= 0 ? -1 : (int64_t)(s * 1e9);
+}
+
+void obc__engine_set_timeout(struct obc__engine *e, double seconds)
+{
+    atomic_store(&e->timeout_ns, seconds_to_ns(seconds));
+}
+
+obc_result_t obc__engine_broken(const struct obc__engine *e)
+{
+    return (obc_result_t)atomic_load_explicit(&e->broken, memory_order_acquire);
+}
+
+static void mark_broken(struct obc__engine *e, obc_result_t code)
+{
+    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER; /* first failure wins */
+    pthread_mutex_lock(&once);
+    if (atomic_load(&e->broken) == 0) {
+        obc__err_copy(e->ctx.err, e->broken_msg, sizeof(e->broken_msg));
+        atomic_store_explicit(&e->broken, (int)code, memory_order_release);
+    }
+    pthread_mutex_unlock(&once);
+}
+
+void obc__engine_abort(struct obc__engine *e, obc_result_t code)
+{
+    mark_broken(e, code);
+    if (e->ctx.arena != NULL) {
+        obc__arena_abort(e->ctx.arena, code, e->ctx.rank);
+    }
+}
+
+static obc_result_t broken_error(struct obc__engine *e, const struct obc__op *op)
+{
+    return obc__err_set(e->ctx.err, OBC_ERR_ABORTED,
+                        "%s #%llu not run: the communicator is broken (%s: %s)",
+                        obc__coll_name(op->args.coll), (unsigned long long)op->args.seq,
+                        obc_strerror(obc__engine_broken(e)), e->broken_msg);
+}
+
+static obc_result_t timeout_error(struct obc__engine *e, const struct obc__op *op,
+                                  const struct obc__wait *w)
+{
+    char peer[48] = "";
+    if (w->peer >= 0) {
+        snprintf(peer, sizeof(peer), "; waiting for rank %d", w->peer);
+    }
+    return obc__err_set(e->ctx.err, OBC_ERR_TIMEOUT,
+                        "%s #%llu (root %d, %zu bytes) on rank %d: no progress for %.1f s "
+                        "(OBC_TIMEOUT)%s",
+                        obc__coll_name(op->args.coll), (unsigned long long)op->args.seq,
+                        op->args.root, op->args.nbytes, e->ctx.rank,
+                        (double)atomic_load(&e->timeout_ns) / 1e9, peer);
+}
+
+static const struct obc__algo *choose(struct obc__engine *e, const struct obc__op *op)
+{
+    char why[200];
+    const struct obc__algo *a = obc__algo_select(&e->ctx, &e->tuning, &op->args, why, sizeof(why));
+    if (a != e->last_choice[op->args.coll]) {
+        OBC_INFO(OBC_LOG_COLL, "%s #%llu: algorithm %s (%s)", obc__coll_name(op->args.coll),
+                 (unsigned long long)op->args.seq, a->name, why);
+        e->last_choice[op->args.coll] = a;
+    }
+    OBC_TRACE(OBC_LOG_COLL, "%s #%llu: %zu bytes, root %d, %zu segments, algorithm %s",
+              obc__coll_name(op->args.coll), (unsigned long long)op->args.seq, op->args.nbytes,
+              op->args.root, op->args.nsegs, a->name);
+    return a;
+}
+
+/* Run one op to completion in this thread. */
+static obc_result_t run_op(struct obc__engine *e, struct obc__op *op)
+{
+    obc_result_t res;
+    if (obc__engine_broken(e) != OBC_SUCCESS) {
+        return broken_error(e, op);
+    }
+    const struct obc__algo *a = choose(e, op);
+    a->init(op->state, &e->ctx, &op->args);
+    for (;;) {
+        struct obc__wait w = {.peer = -1};
+        res = a->step(op->state, &w);
+        if (res != OBC_IN_PROGRESS) {
+            break;
+        }
+        res = obc__arena_wait(e->ctx.arena, &w, atomic_load(&e->timeout_ns));
+        if (res == OBC_ERR_TIMEOUT) {
+            res = timeout_error(e, op, &w);
+        }
+        if (res != OBC_SUCCESS) {
+            break;
+        }
+    }
+    if (res != OBC_SUCCESS && obc__err_is_fatal(res)) {
+        mark_broken(e, res);
+    }
+    return res;
+}
+
+static void complete(struct obc__engine *e, struct obc__op *op, obc_result_t res)
+{
+    int none = 0;
+    if (res != OBC_SUCCESS) {
+        atomic_compare_exchange_strong(&e->first_error, &none, (int)res);
+    }
+    obc__op_finish(op, res);
+    atomic_fetch_add_explicit(&e->completed, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&e->completed_waiters, memory_order_seq_cst) != 0) {
+        obc__futex_wake(&e->completed, false);
+    }
+    obc__op_unref(op); /* the engine's reference */
+}
+
+static void *progress_main(void *arg)
+{
+    struct obc__engine *e = arg;
+    pthread_mutex_lock(&e->lock);
+    for (;;) {
+        while (e->head == NULL && !e->stopping) {
+            pthread_cond_wait(&e->wake, &e->lock);
+        }
+        if (e->head == NULL) {
+            break;
+        }
+        struct obc__op *op = e->head;
+        pthread_mutex_unlock(&e->lock);
+        obc_result_t res = run_op(e, op);
+        pthread_mutex_lock(&e->lock);
+        e->head = op->next;
+        if (e->head == NULL) {
+            e->tail = NULL;
+        }
+        pthread_mutex_unlock(&e->lock);
+        complete(e, op, res);
+        pthread_mutex_lock(&e->lock);
+    }
+    pthread_mutex_unlock(&e->lock);
+    return NULL;
+}
+
+obc_result_t obc__engine_submit(struct obc__engine *e, struct obc__op *op)
+{
+    int rc = 0;
+    op->args.seq = e->next_seq++;
+    op->next = NULL;
+    obc__op_ref(op);
+    e->submitted++;
+    pthread_mutex_lock(&e->lock);
+    if (e->tail != NULL) {
+        e->tail->next = op;
+    } else {
+        e->head = op;
+    }
+    e->tail = op;
+    if (!e->thread_running) {
+        rc = pthread_create(&e->thread, NULL, progress_main, e);
+        e->thread_running = rc == 0;
+    }
+    pthread_cond_signal(&e->wake);
+    pthread_mutex_unlock(&e->lock);
+    if (rc != 0) {
+        /* Without a thread nothing would ever run the queue: break loudly. */
+        obc__engine_abort(e, OBC_ERR_SYSTEM);
+        return obc__err_set(e->ctx.err, OBC_ERR_SYSTEM, "cannot start the progress thread");
+    }
+    return OBC_SUCCESS;
+}
+
+obc_result_t obc__engine_run_blocking(struct obc__engine *e, struct obc__op *op)
+{
+    pthread_mutex_lock(&e->lock);
+    bool idle = e->head == NULL;
+    pthread_mutex_unlock(&e->lock);
+    if (idle) {
+        op->args.seq = e->next_seq++;
+        return run_op(e, op);
+    }
+    /* Ops are queued: keep the order by queueing a heap copy behind them. */
+    struct obc__op *h = obc__op_new();
+    if (h == NULL) {
+        return obc__err_set(e->ctx.err, OBC_ERR_NO_MEMORY, "queued operation");
+    }
+    h->args = op->args;
+    h->seg = op->seg;
+    h->args.segs = &h->seg;
+    obc_result_t res = obc__engine_submit(e, h);
+    if (res == OBC_SUCCESS) {
+        res = obc__op_wait(h);
+    }
+    obc__op_unref(h);
+    return res;
+}
+
+obc_result_t obc__engine_synchronize(struct obc__engine *e)
+{
+    uint32_t target = e->submitted;
+    for (;;) {
+        uint32_t now = atomic_load_explicit(&e->completed, memory_order_acquire);
+        if ((int32_t)(now - target) >= 0) {
+            break;
+        }
+        obc__engine_wait_word(&e->completed, &e->completed_waiters, now);
+    }
+    return (obc_result_t)atomic_exchange(&e->first_error, 0);
+}
+
+obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__engine **out)
+{
+    struct obc__engine *e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        return obc__err_set(p->err, OBC_ERR_NO_MEMORY, "engine");
+    }
+    e->ctx.arena = p->arena;
+    e->ctx.rank = p->rank;
+    e->ctx.nranks = p->nranks;
+    e->ctx.err = p->err;
+    e->ctx.persist = &e->persist;
+    e->tuning = p->tuning;
+    atomic_init(&e->timeout_ns, seconds_to_ns(p->timeout_s));
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_cond_init(&e->wake, NULL);
+    *out = e;
+    return OBC_SUCCESS;
+}
+
+obc_result_t obc__engine_destroy(struct obc__engine *e)
+{
+    if (e == NULL) {
+        return OBC_SUCCESS;
+    }
+    obc_result_t res = obc__engine_synchronize(e);
+    pthread_mutex_lock(&e->lock);
+    e->stopping = true;
+    pthread_cond_signal(&e->wake);
+    bool running = e->thread_running;
+    pthread_mutex_unlock(&e->lock);
+    if (running) {
+        pthread_join(e->thread, NULL);
+    }
+    pthread_mutex_destroy(&e->lock);
+    pthread_cond_destroy(&e->wake);
+    free(e);
+    return res;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * platform.h - thin wrappers over the Linux calls obc needs: clocks, futexes,
+ * shared-memory segments, process liveness and cross-process copies (CMA),
+ * sockets, randomness and host identity. This folder is the home of OS
+ * headers; callers above it see only these functions. errno is translated
+ * here: failures return a negative errno value (-EPERM, ...) or -1 with the
+ * message in the caller's error buffer, as each function says.
+ */
+#ifndef OBC_PLATFORM_H
+#define OBC_PLATFORM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- time ---- */
+int64_t obc__now_ns(void); /* CLOCK_MONOTONIC */
+void obc__sleep_ns(int64_t ns);
+
+/* ---- CPU ---- */
+static inline void obc__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+void obc__yield(void);
+int obc__ncpus(void); /* CPUs this process may run on */
+
+/* ---- futex (process-shared when `shared`) ----
+ * wait: sleeps while *word == expected, at most timeout_ns (< 0: forever).
+ * Returns 0 when woken or the value differed, -ETIMEDOUT, or -EINTR. */
+int obc__futex_wait(_Atomic uint32_t *word, uint32_t expected, int64_t timeout_ns, bool shared);
+void obc__futex_wake(_Atomic uint32_t *word, bool shared);
+
+/* ---- shared-memory segments (POSIX shm, mode 0600) ----
+ * Return 0 or -errno. */
+int obc__shm_create(const char *name, size_t nbytes, void **addr);
+int obc__shm_attach(const char *name, size_t nbytes, void **addr);
+int obc__shm_unlink(const char *name);
+void obc__shm_detach(void *addr, size_t nbytes);
+
+/* ---- processes ----
+ * pidfd: a handle that becomes readable when the process exits. */
+int obc__pidfd_open(pid_t pid); /* fd or -errno */
+bool obc__pidfd_exited(int fd); /* false while alive (or when unknown) */
+void obc__fd_close(int fd);
+/* Copy between this process and pid (Linux CMA). Return 0 or -errno; a copy
+ * is complete when 0 is returned (partial transfers are retried). */
+int obc__vm_read(pid_t pid, void *local, const void *remote, size_t nbytes);
+int obc__vm_write(pid_t pid, const void *local, void *remote, size_t nbytes);
+
+/* ---- randomness and identity ---- */
+int obc__random_bytes(void *out, size_t nbytes); /* 0 or -errno */
+/* A stable text identity of this host: kernel boot id + network namespace,
+ * so namespaced "hosts" differ. Returns 0 or -errno. */
+int obc__host_identity(char *out, size_t nbytes);
+
+/* ---- TCP sockets (bootstrap now, tcp transport later) ----
+ * All return an fd / 0 on success, -errno on failure. Deadlines are absolute
+ * obc__now_ns() values; < 0 means none. */
+struct obc__sockaddr {
+    uint8_t bytes[28]; /* a sockaddr_in or sockaddr_in6 */
+    uint32_t len;
+};
+int obc__sock_resolve(const char *host, int port, struct obc__sockaddr *out);
+int obc__sock_listen(const struct obc__sockaddr *addr, int backlog, struct obc__sockaddr *bound);
+int obc__sock_accept(int lfd, int64_t deadline_ns);
+int obc__sock_connect(const struct obc__sockaddr *addr, int64_t deadline_ns);
+int obc__sock_send_all(int fd, const void *buf, size_t nbytes, int64_t deadline_ns);
+int obc__sock_recv_all(int fd, void *buf, size_t nbytes,
+                       int64_t deadline_ns); /* -ECONNRESET at EOF */
+void obc__sock_format(const struct obc__sockaddr *addr, char *out, size_t nbytes);
+/* The IPv4 address of the interface to use: the first up, non-loopback one
+ * whose name starts with ifname_prefix ("" = any; "^x" excludes x), or
+ * loopback when there is none. */
+int obc__sock_pick_ifaddr(const char *ifname_prefix, char *out, size_t nbytes);
+
+#endif

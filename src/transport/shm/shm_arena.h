@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm_arena.h - layout of the host segment, private to transport/shm.
+ *
+ *   header (geometry, abort word)                   1 line group
+ *   mailbox[nranks]                                 128 B each
+ *   counter[OBC_CTR_COUNT]                          128 B each
+ *   ring r: slot headers [nslots[r]]                128 B each (2 lines)
+ *   ring r: payload [nslots[r] * slot_bytes[r]]     page aligned
+ *
+ * Every word that someone may sleep on is a struct shm_flag: the value and
+ * a count of sleepers beside it, so a writer calls futex_wake only when
+ * somebody actually sleeps. Lines written by different parties are kept
+ * apart (the writer's "filled" line, the readers' "released" line).
+ */
+#ifndef OBC_SHM_ARENA_H
+#define OBC_SHM_ARENA_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "transport/transport.h"
+
+#define SHM_MAGIC 0x4f42434du /* "OBCM" */
+#define SHM_VERSION 1
+#define SHM_LINE 64
+
+struct shm_flag {
+    _Atomic uint32_t value;
+    _Atomic uint32_t sleepers;
+};
+
+struct shm_header {
+    uint32_t magic;
+    uint32_t version;
+    uint32_t nranks;
+    uint32_t pad0;
+    uint64_t total_bytes;
+    uint32_t nslots[OBC_RING_COUNT];
+    uint64_t slot_bytes[OBC_RING_COUNT];
+    uint64_t slot_hdr_off[OBC_RING_COUNT];
+    uint64_t payload_off[OBC_RING_COUNT];
+    uint64_t mailbox_off;
+    uint64_t counter_off;
+    _Alignas(SHM_LINE) _Atomic uint32_t abort_code; /* 0, or the obc_result_t that broke it */
+    _Atomic int32_t abort_rank;
+};
+
+struct shm_mailbox {
+    struct shm_flag seq;
+    _Atomic uint32_t departed; /* set at a clean obc_comm_destroy */
+    uint32_t pad;
+    unsigned char msg[OBC_MAILBOX_BYTES];
+    unsigned char pad2[128 - 16 - OBC_MAILBOX_BYTES];
+};
+
+struct shm_counter {
+    struct shm_flag value;
+    unsigned char pad[128 - sizeof(struct shm_flag)];
+};
+
+struct shm_slot {
+    _Alignas(SHM_LINE) struct shm_flag filled; /* (pos + 1) once published; writer's line */
+    uint64_t nbytes;
+    uint64_t stamp;
+    _Alignas(SHM_LINE) struct shm_flag released; /* readers done, counted over all uses */
+};
+
+struct obc__arena {
+    struct shm_header *hdr;
+    size_t nbytes;
+    int rank;
+    int nranks;
+    bool has_cma;
+    struct obc__wait_policy policy;
+    struct obc__err *err;
+    uint64_t next_pos[OBC_RING_COUNT];
+    struct shm_slot *slots[OBC_RING_COUNT];
+    unsigned char *payload[OBC_RING_COUNT];
+    struct shm_mailbox *mailboxes;
+    struct shm_counter *counters;
+    struct obc__arena_peer *peers;
+    int *pidfds;
+    int64_t next_health_ns; /* when the pidfds are polled next */
+};
+
+/* Set *flag's value and wake sleepers, if any (shm_wait.c). */
+void obc__shm_flag_store(struct shm_flag *f, uint32_t value);
+uint32_t obc__shm_flag_add(struct shm_flag *f, uint32_t delta);
+
+static inline void shm_wait_on(struct obc__wait *w, struct shm_flag *f, uint32_t seen, int peer)
+{
+    w->word = &f->value;
+    w->sleepers = &f->sleepers;
+    w->seen = seen;
+    w->peer = peer;
+}
+
+#endif

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm_cma.c - single-copy transfers between local ranks' own buffers with
+ * process_vm_readv/writev (Linux cross-memory attach). Whether they are
+ * permitted (same user, Yama ptrace_scope) is probed once at init; when not,
+ * the arena rings carry everything.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "platform/platform.h"
+#include "transport/shm/shm_arena.h"
+
+bool obc__arena_probe_cma(struct obc__arena *a, int peer, const void *remote_addr)
+{
+    uint64_t word = 0;
+    int rc = obc__vm_read(a->peers[peer].pid, &word, remote_addr, sizeof(word));
+    if (rc != 0) {
+        OBC_INFO(OBC_LOG_SHM, "single-copy reads from rank %d not permitted: %s",
+                 a->peers[peer].rank, strerror(-rc));
+    }
+    return rc == 0;
+}
+
+void obc__arena_set_cma(struct obc__arena *a, bool usable)
+{
+    a->has_cma = usable;
+}
+
+bool obc__arena_has_cma(const struct obc__arena *a)
+{
+    return a->has_cma;
+}
+
+static obc_result_t cma_failed(struct obc__arena *a, int peer, const char *what, int rc)
+{
+    obc_result_t code = rc == -ESRCH ? OBC_ERR_PEER_LOST : OBC_ERR_SYSTEM;
+    return obc__err_set(a->err, code, "%s rank %d (pid %d): %s", what, a->peers[peer].rank,
+                        (int)a->peers[peer].pid, strerror(-rc));
+}
+
+obc_result_t obc__arena_peer_read(struct obc__arena *a, int peer, void *dst, const void *src,
+                                  size_t nbytes)
+{
+    int rc = obc__vm_read(a->peers[peer].pid, dst, src, nbytes);
+    return rc == 0 ? OBC_SUCCESS : cma_failed(a, peer, "process_vm_readv from", rc);
+}
+
+obc_result_t obc__arena_peer_write(struct obc__arena *a, int peer, const void *src, void *dst,
+                                   size_t nbytes)
+{
+    int rc = obc__vm_write(a->peers[peer].pid, src, dst, nbytes);
+    return rc == 0 ? OBC_SUCCESS : cma_failed(a, peer, "process_vm_writev to", rc);
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm_ring.c - the arena's data structures in use: one-to-many rings of
+ * slots, shared counters and per-rank mailboxes. All lock-free: a slot is
+ * published by storing (pos + 1) into its "filled" word after the payload
+ * (release), and freed when its "released" counter reaches the number of
+ * readers of all its uses so far, so nothing is ever reset and no rank can
+ * confuse one use of a slot with another.
+ */
+#include <string.h>
+
+#include "transport/shm/shm_arena.h"
+
+static struct shm_slot *slot_of(struct obc__arena *a, int ring, uint64_t pos)
+{
+    return &a->slots[ring][pos % a->hdr->nslots[ring]];
+}
+
+static unsigned char *payload_of(struct obc__arena *a, int ring, uint64_t pos)
+{
+    return a->payload[ring] + (pos % a->hdr->nslots[ring]) * a->hdr->slot_bytes[ring];
+}
+
+uint64_t obc__arena_ring_reserve(struct obc__arena *a, int ring, uint64_t nslots)
+{
+    uint64_t first = a->next_pos[ring];
+    a->next_pos[ring] += nslots;
+    return first;
+}
+
+size_t obc__arena_slot_bytes(const struct obc__arena *a, int ring)
+{
+    return (size_t)a->hdr->slot_bytes[ring];
+}
+
+uint32_t obc__arena_ring_nslots(const struct obc__arena *a, int ring)
+{
+    return a->hdr->nslots[ring];
+}
+
+void *obc__arena_slot_acquire(struct obc__arena *a, int ring, uint64_t pos, struct obc__wait *w)
+{
+    struct shm_slot *s = slot_of(a, ring, pos);
+    uint64_t uses_before = pos / a->hdr->nslots[ring];
+    uint32_t need = (uint32_t)(uses_before * (uint64_t)(a->nranks - 1));
+    uint32_t now = atomic_load_explicit(&s->released.value, memory_order_acquire);
+    if (now != need) {
+        shm_wait_on(w, &s->released, now, -1);
+        return NULL;
+    }
+    return payload_of(a, ring, pos);
+}
+
+void obc__arena_slot_publish(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes,
+                             uint64_t stamp)
+{
+    struct shm_slot *s = slot_of(a, ring, pos);
+    s->nbytes = nbytes;
+    s->stamp = stamp;
+    obc__shm_flag_store(&s->filled, (uint32_t)(pos + 1));
+}
+
+const void *obc__arena_slot_peek(struct obc__arena *a, int ring, uint64_t pos, size_t *nbytes,
+                                 uint64_t *stamp, struct obc__wait *w)
+{
+    struct shm_slot *s = slot_of(a, ring, pos);
+    uint32_t now = atomic_load_explicit(&s->filled.value, memory_order_acquire);
+    if (now != (uint32_t)(pos + 1)) {
+        shm_wait_on(w, &s->filled, now, -1);
+        return NULL;
+    }
+    *nbytes = (size_t)s->nbytes;
+    *stamp = s->stamp;
+    return payload_of(a, ring, pos);
+}
+
+void obc__arena_slot_release(struct obc__arena *a, int ring, uint64_t pos)
+{
+    obc__shm_flag_add(&slot_of(a, ring, pos)->released, 1);
+}
+
+uint32_t obc__arena_counter_add(struct obc__arena *a, int id, uint32_t delta)
+{
+    return obc__shm_flag_add(&a->counters[id].value, delta);
+}
+
+bool obc__arena_counter_reached(struct obc__arena *a, int id, uint32_t target, struct obc__wait *w)
+{
+    struct shm_flag *f = &a->counters[id].value;
+    uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
+    if ((int32_t)(now - target) >= 0) {
+        return true;
+    }
+    shm_wait_on(w, f, now, -1);
+    return false;
+}
+
+void obc__arena_mailbox_post(struct obc__arena *a, uint32_t seq, const void *msg, size_t nbytes)
+{
+    struct shm_mailbox *m = &a->mailboxes[a->rank];
+    memcpy(m->msg, msg, nbytes < OBC_MAILBOX_BYTES ? nbytes : OBC_MAILBOX_BYTES);
+    obc__shm_flag_store(&m->seq, seq);
+}
+
+bool obc__arena_mailbox_read(struct obc__arena *a, int peer, uint32_t seq, void *msg, size_t nbytes,
+                             struct obc__wait *w)
+{
+    struct shm_mailbox *m = &a->mailboxes[peer];
+    uint32_t now = atomic_load_explicit(&m->seq.value, memory_order_acquire);
+    if (now != seq) {
+        shm_wait_on(w, &m->seq, now, peer);
+        return false;
+    }
+    memcpy(msg, m->msg, nbytes < OBC_MAILBOX_BYTES ? nbytes : OBC_MAILBOX_BYTES);
+    return true;
+}
