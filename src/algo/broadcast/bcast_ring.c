@@ -26,6 +26,11 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "algo/copy_kernel.h"
+
+/* Messages from this size are written to the readers' buffers with
+ * streaming stores: they are too large to stay in cache anyway. */
+#define STREAM_FROM_BYTES (4u << 20)
 
 struct ring_state {
     struct obc__algo_ctx *ctx;
@@ -37,6 +42,7 @@ struct ring_state {
     uint64_t nslots;
     uint64_t next; /* slots done so far */
     size_t slot_bytes;
+    int streaming; /* write destinations with non-temporal stores */
     size_t seg; /* copy cursor: segment index and offset in it */
     size_t seg_off;
 };
@@ -55,12 +61,12 @@ static void cursor_copy(struct ring_state *s, unsigned char *slot, size_t n)
         }
         if (s->is_root) {
             const unsigned char *src = (const unsigned char *)g->send + s->seg_off;
-            memcpy(slot, src, k);
+            memcpy(slot, src, k); /* the slot should stay in cache for the readers */
             if (g->recv != g->send) {
-                memcpy((unsigned char *)g->recv + s->seg_off, slot, k);
+                obc__copy((unsigned char *)g->recv + s->seg_off, slot, k, s->streaming);
             }
         } else {
-            memcpy((unsigned char *)g->recv + s->seg_off, slot, k);
+            obc__copy((unsigned char *)g->recv + s->seg_off, slot, k, s->streaming);
         }
         slot += k;
         n -= k;
@@ -88,6 +94,7 @@ static void ring_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
     s->ring = ring;
     s->is_root = ctx->rank == args->root;
     s->stamp = obc__algo_stamp(args);
+    s->streaming = args->nbytes >= STREAM_FROM_BYTES;
     s->slot_bytes = obc__arena_slot_bytes(ctx->arena, ring);
     s->nslots = (args->nbytes + s->slot_bytes - 1) / s->slot_bytes;
     s->first_pos = obc__arena_ring_reserve(ctx->arena, ring, s->nslots);

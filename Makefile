@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: MIT
+# The whole vocabulary of the build (STYLE.md): CMake + ctest underneath.
+#   make            build build/lib/libobc.{so,a}, build/bin/obcrun, build/bin/obc-perf
+#   make test       build and run every test (ctest, all labels)
+#   make demo       a 4-rank broadcast on this host
+#   make asan|tsan  the multi-process tests under ASan+UBSan / TSan (own build dirs)
+#   make check      format, layering and getenv rules
+#   make install PREFIX=/usr/local
+#   make bench      the benchmark of docs/perf (long)
+PREFIX ?= /usr/local
+JOBS ?= 2
+BUILD_TYPE ?= RelWithDebInfo
+CMAKE_FLAGS ?=
+CTEST_FLAGS ?= --output-on-failure --timeout 900
+
+.PHONY: all build test demo asan tsan check install bench clean
+
+all: build
+
+build:
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build -j$(JOBS)
+
+test: build
+	cd build && ctest $(CTEST_FLAGS)
+
+demo: build
+	build/bin/obcrun -n 4 build/bin/obc-demo-broadcast
+
+# Sanitizer builds run the multi-process suites with a reduced size list
+# (OBCT_QUICK) and stretched timeouts; sizes are not what these look for.
+SAN_LABELS ?= unit|coll|fault|integration
+asan:
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOBC_SANITIZE=address \
+	    -DOBC_TEST_TIMEOUT_MULTIPLIER=5 >/dev/null
+	@cmake --build build-asan -j$(JOBS)
+	cd build-asan && OBCT_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest $(CTEST_FLAGS) -L '$(SAN_LABELS)'
+
+tsan:
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DOBC_SANITIZE=thread \
+	    -DOBC_TEST_TIMEOUT_MULTIPLIER=5 >/dev/null
+	@cmake --build build-tsan -j$(JOBS)
+	cd build-tsan && OBCT_QUICK=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	    ctest $(CTEST_FLAGS) -L '$(SAN_LABELS)'
+
+check:
+	tools/check.sh
+
+install: build
+	cmake --install build --prefix $(PREFIX)
+
+bench: build
+	bench/run_bench.sh
+
+clean:
+	rm -rf build build-asan build-tsan

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tools/check.sh - `make check`: the rules a reviewer would otherwise check by hand.
+#  1. clang-format: every C file is formatted (.clang-format);
+#  2. layers: a folder of src/ includes only the headers its layer may use
+#     (STYLE.md: api -> engine -> algo -> transport.h -> platform, core);
+#  3. getenv: only src/core/config.c reads the environment.
+set -u
+cd "$(dirname "$0")/.."
+fail=0
+
+files=$(git ls-files '*.c' '*.h')
+if command -v clang-format >/dev/null; then
+    bad=$(echo "$files" | xargs clang-format --dry-run 2>&1 | grep -c 'warning:')
+    if [ "$bad" -gt 0 ]; then
+        echo "check: clang-format would change $bad places (run clang-format -i)"
+        fail=1
+    fi
+fi
+
+# allowed include prefixes per layer (besides the layer itself and obc.h)
+allowed() {
+    case $1 in
+    platform) echo "platform/" ;;
+    core) echo "core/ platform/" ;;
+    bootstrap) echo "bootstrap/ core/ platform/" ;;
+    transport) echo "transport/ core/ platform/" ;;
+    algo) echo "algo/ transport/transport.h core/" ;;
+    engine) echo "engine/ algo/algo.h transport/transport.h core/ platform/" ;;
+    api) echo "api/ engine/engine.h algo/algo.h core/ platform/ bootstrap/bootstrap.h" ;;
+    esac
+}
+for f in $(git ls-files 'src/*.c' 'src/*.h'); do
+    layer=$(echo "$f" | cut -d/ -f2)
+    ok=$(allowed "$layer")
+    # core/comm.c wires bootstrap and transport together at creation time
+    [ "$f" = src/core/comm.c ] || [ "$f" = src/core/comm.h ] && ok="$ok bootstrap/bootstrap.h transport/transport.h"
+    grep -o '#include "[^"]*"' "$f" | sed 's/#include "\(.*\)"/\1/' | while read -r inc; do
+        [ "$inc" = obc.h ] && continue
+        hit=0
+        for p in $ok; do
+            case $inc in "$p"*) hit=1 ;; esac
+        done
+        if [ $hit = 0 ]; then
+            echo "check: $f includes \"$inc\", outside its layer ($layer may use: $ok)"
+            echo fail >"${TMPDIR:-/tmp}/obc-check-fail.$$"
+        fi
+    done
+done
+if [ -e "${TMPDIR:-/tmp}/obc-check-fail.$$" ]; then
+    rm -f "${TMPDIR:-/tmp}/obc-check-fail.$$"
+    fail=1
+fi
+
+for f in $(git ls-files 'tools/*.c' 'tests/*.c' 'examples/*.c'); do
+    if grep -q '#include "\(core\|engine\|algo\|transport\|bootstrap\|platform\|api\)/' "$f"; then
+        echo "check: $f uses library internals; tools, tests and examples use obc.h only"
+        fail=1
+    fi
+done
+
+getenv_users=$(git grep -l 'getenv(' -- 'src/*.c' | grep -v '^src/core/config.c$')
+if [ -n "$getenv_users" ]; then
+    echo "check: getenv outside src/core/config.c: $getenv_users"
+    fail=1
+fi
+
+if [ $fail = 0 ]; then
+    echo "check: format, layers and getenv rules hold"
+fi
+exit $fail
