@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * select_test.c - algorithm choice: OBC_ALGO parsing (good and bad
+ * entries), the size thresholds, the single-rank case, a forced algorithm
+ * that cannot run falling back, and the stamp separating operations.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "algo/algo.h"
+
+static struct obc__err err;
+
+static void parse_forced(void **state)
+{
+    struct obc__algo_tuning t;
+    (void)state;
+    memset(&t, 0, sizeof(t));
+    assert_int_equal(obc__algo_parse_forced("broadcast=cma,barrier=counter", &t, &err),
+                     OBC_SUCCESS);
+    assert_ptr_equal(t.forced[OBC_COLL_BROADCAST], &obc__bcast_cma);
+    assert_ptr_equal(t.forced[OBC_COLL_BARRIER], &obc__barrier_counter);
+    assert_int_equal(obc__algo_parse_forced("broadcast=nope", &t, &err), OBC_ERR_INVALID_ARG);
+    assert_int_equal(obc__algo_parse_forced("allgather=ring", &t, &err), OBC_ERR_INVALID_ARG);
+    assert_int_equal(obc__algo_parse_forced("broadcast", &t, &err), OBC_ERR_INVALID_ARG);
+    assert_int_equal(obc__algo_parse_forced("", &t, &err), OBC_SUCCESS);
+}
+
+static const struct obc__algo *pick(int nranks, size_t nbytes, size_t nsegs,
+                                    const struct obc__algo_tuning *t)
+{
+    struct obc__algo_ctx ctx;
+    struct obc__coll_args args;
+    char why[200];
+    memset(&ctx, 0, sizeof(ctx));
+    memset(&args, 0, sizeof(args));
+    ctx.nranks = nranks;
+    args.coll = OBC_COLL_BROADCAST;
+    args.nbytes = nbytes;
+    args.nsegs = nsegs;
+    const struct obc__algo *a = obc__algo_select(&ctx, t, &args, why, sizeof(why));
+    assert_true(strlen(why) > 0); /* every choice says why */
+    return a;
+}
+
+static void thresholds(void **state)
+{
+    struct obc__algo_tuning t;
+    (void)state;
+    memset(&t, 0, sizeof(t));
+    obc__algo_default_tuning(&t, 4);
+    assert_ptr_equal(pick(1, 1 << 20, 1, &t), &obc__bcast_self);
+    assert_ptr_equal(pick(4, 8, 1, &t), &obc__bcast_eager);
+    assert_ptr_equal(pick(4, t.eager_max_bytes, 1, &t), &obc__bcast_eager);
+    /* a forced algorithm wins wherever it can run; on one rank "self" always runs */
+    t.forced[OBC_COLL_BROADCAST] = &obc__bcast_arena;
+    assert_ptr_equal(pick(4, 8, 1, &t), &obc__bcast_arena);
+    assert_ptr_equal(pick(1, 8, 1, &t), &obc__bcast_self);
+}
+
+static void stamps_differ(void **state)
+{
+    struct obc__coll_args a, b;
+    (void)state;
+    memset(&a, 0, sizeof(a));
+    a.coll = OBC_COLL_BROADCAST;
+    a.nbytes = 100;
+    b = a;
+    assert_true(obc__algo_stamp(&a) == obc__algo_stamp(&b));
+    b.nbytes = 101;
+    assert_true(obc__algo_stamp(&a) != obc__algo_stamp(&b));
+    b = a;
+    b.root = 1;
+    assert_true(obc__algo_stamp(&a) != obc__algo_stamp(&b));
+    b = a;
+    b.seq = 1;
+    assert_true(obc__algo_stamp(&a) != obc__algo_stamp(&b));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parse_forced),
+        cmocka_unit_test(thresholds),
+        cmocka_unit_test(stamps_differ),
+    };
+    obc__err_init(&err);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
