@@ -91,9 +91,17 @@ static void segment_name(const struct obc__config *cfg, char *out)
              cfg->job_id[0] ? "-" : "", r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
 }
 
-static void arena_settings(const struct obc__config *cfg, int local_nranks,
-                           struct obc__arena_geometry *geo, struct obc__wait_policy *policy)
+static obc_result_t arena_settings(const struct obc__config *cfg, int local_nranks,
+                                   struct obc__arena_geometry *geo, struct obc__wait_policy *policy,
+                                   struct obc__err *err)
 {
+    if (cfg->chunk_bytes < 4096 || cfg->chunk_bytes > (16u << 20) || cfg->pipeline_depth < 2 ||
+        cfg->pipeline_depth > 1024) {
+        return obc__err_set(err, OBC_ERR_INVALID_ARG,
+                            "OBC_CHUNK_BYTES (%zu) must be 4 KiB .. 16 MiB and "
+                            "OBC_PIPELINE_DEPTH (%d) 2 .. 1024",
+                            cfg->chunk_bytes, cfg->pipeline_depth);
+    }
     geo->nslots[OBC_RING_EAGER] = 64;
     geo->slot_bytes[OBC_RING_EAGER] = 16 * 1024;
     geo->nslots[OBC_RING_STAGE] = (uint32_t)cfg->pipeline_depth;
@@ -105,6 +113,7 @@ static void arena_settings(const struct obc__config *cfg, int local_nranks,
         policy->spin_ns = local_nranks > obc__ncpus() ? 2000 : 100000;
     }
     policy->yield_ns = cfg->yield_ns;
+    return OBC_SUCCESS;
 }
 
 /* Rounds 2 and 3: create or attach the segment, then unlink it. */
@@ -118,7 +127,7 @@ static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
     struct round3 me = {0, (uint64_t)(uintptr_t)&cma_probe_word};
     bool leader = c->topo.local_rank == 0;
     obc_result_t res;
-    arena_settings(&c->config, c->topo.local_nranks, &geo, &policy);
+    OBC_CHECK(arena_settings(&c->config, c->topo.local_nranks, &geo, &policy, &c->err));
     if (leader) {
         segment_name(&c->config, mine);
         res = obc__arena_create(mine, 0, c->topo.local_nranks, &geo, peers, &policy, &c->err,
