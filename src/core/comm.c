@@ -30,7 +30,7 @@ struct round1 {
 };
 
 struct round3 {
-    int32_t status; /* 0 or -errno-like: this rank could not attach */
+    int64_t status; /* an obc_result_t: whether this rank attached (no padding: it is sent) */
     uint64_t probe_addr;
 };
 

@@ -149,18 +149,18 @@ static obc_result_t cma_step(void *state, struct obc__wait *w)
         }
         s->phase = PHASE_COPY;
     }
-        /* fall through */
+        __attribute__((fallthrough));
     case PHASE_COPY:
         res = s->is_root ? root_copy(s, w) : reader_copy(s, w);
         if (res != OBC_SUCCESS) {
             return res;
         }
         s->phase = PHASE_DONE;
-        /* fall through */
+        __attribute__((fallthrough));
     case PHASE_DONE:
         obc__arena_counter_add(s->ctx->arena, OBC_CTR_CMA_DONE, 1);
         s->phase = PHASE_WAIT;
-        /* fall through */
+        __attribute__((fallthrough));
     case PHASE_WAIT:
         return obc__arena_counter_reached(s->ctx->arena, OBC_CTR_CMA_DONE, s->target, w)
             ? OBC_SUCCESS
