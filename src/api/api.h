@@ -13,8 +13,10 @@
     OBC_API_STR(OBC_VERSION_MAJOR) \
     "." OBC_API_STR(OBC_VERSION_MINOR) "." OBC_API_STR(OBC_VERSION_PATCH)
 
+struct obc__engine;
 struct obc_request {
     struct obc__op *op; /* NULL until the request's group has ended */
+    struct obc__engine *engine;
 };
 
 #endif

@@ -25,6 +25,7 @@ static obc_result_t start_async(obc_comm_t *comm, struct obc__op *op, obc_reques
         obc__op_unref(op);
         return obc__err_set(&comm->err, OBC_ERR_NO_MEMORY, "request");
     }
+    r->engine = comm->engine;
     if (obc__group_active()) {
         /* The op's first reference goes to the group; the request gets one
          * to the (possibly fused) op when the group launches. */
@@ -88,7 +89,7 @@ OBC_API obc_result_t obc_wait(obc_request_t *req)
         return obc__err_set(NULL, OBC_ERR_INVALID_ARG,
                             "obc_wait: the request's group has not ended (call obc_group_end)");
     }
-    obc_result_t res = obc__op_wait(req->op);
+    obc_result_t res = obc__engine_wait_op(req->engine, req->op);
     obc__op_unref(req->op);
     free(req);
     return res;

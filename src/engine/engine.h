@@ -62,8 +62,9 @@ void obc__op_set_barrier(struct obc__op *op);
 obc_result_t obc__engine_run_blocking(struct obc__engine *e, struct obc__op *op);
 /* Queue a heap op; the engine takes its own reference. */
 obc_result_t obc__engine_submit(struct obc__engine *e, struct obc__op *op);
-/* Wait for an op to finish; its result. Does not drop references. */
-obc_result_t obc__op_wait(struct obc__op *op);
+/* Wait for an op of e to finish, running queued ops in this thread while the
+ * progress thread is not; the op's result. Does not drop references. */
+obc_result_t obc__engine_wait_op(struct obc__engine *e, struct obc__op *op);
 bool obc__op_is_done(const struct obc__op *op);
 /* Wait until everything submitted so far has finished. */
 obc_result_t obc__engine_synchronize(struct obc__engine *e);

@@ -123,6 +123,7 @@ static struct obc__op *launch(size_t first, size_t n, obc_result_t *res)
 }
 
 struct launched {
+    struct obc__engine *engine;
     struct obc__op *op;
     bool has_blocking;
 };
@@ -148,7 +149,7 @@ obc_result_t obc__group_end(void)
         }
         struct obc__op *op = ops != NULL ? launch(i, n, &res) : NULL;
         if (op != NULL) {
-            ops[nops++] = (struct launched){op, has_blocking};
+            ops[nops++] = (struct launched){group.entries[i].engine, op, has_blocking};
         }
         if (first_error == OBC_SUCCESS) {
             first_error = ops != NULL ? res : OBC_ERR_NO_MEMORY;
@@ -160,7 +161,8 @@ obc_result_t obc__group_end(void)
     }
     /* Blocking calls in a group complete by the end of the group. */
     for (size_t i = 0; i < nops; i++) {
-        obc_result_t res = ops[i].has_blocking ? obc__op_wait(ops[i].op) : OBC_SUCCESS;
+        obc_result_t res =
+            ops[i].has_blocking ? obc__engine_wait_op(ops[i].engine, ops[i].op) : OBC_SUCCESS;
         if (first_error == OBC_SUCCESS) {
             first_error = res;
         }

@@ -93,9 +93,3 @@ void obc__engine_wait_word(_Atomic uint32_t *word, _Atomic uint32_t *nwaiters, u
         }
     }
 }
-
-obc_result_t obc__op_wait(struct obc__op *op)
-{
-    obc__engine_wait_word(&op->done, &op->nwaiters, 0);
-    return op->result;
-}

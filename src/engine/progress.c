@@ -4,11 +4,16 @@
  * algorithm, then step + wait until done, under the no-progress timeout),
  * the queue of async ops, and the progress thread that drains it.
  *
- * Threads and locks: the user's thread submits; the progress thread (started
- * at the first queued op) runs queued ops in order. `lock` guards the
- * queue and the thread's life (leaf lock; the error buffer's lock may be
- * taken inside). An op leaves the queue only after it ran, so "queue empty"
- * means no op is running, and a blocking call may then run inline.
+ * Threads and locks: the user's thread submits; queued ops run in order,
+ * one at a time, by whichever thread claims the head of the queue: the
+ * progress thread (started at the first queued op, so work overlaps the
+ * user's computation), or the user's thread itself while it waits in
+ * obc_wait / obc_comm_synchronize (so a wait costs no thread hand-off when
+ * the progress thread is asleep). `running` says the head is claimed.
+ * `lock` guards the queue, `running` and the thread's life (leaf lock; the
+ * error buffer's lock may be taken inside). An op leaves the queue only
+ * after it ran, so "queue empty" means no op is running, and a blocking
+ * call may then run inline.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -37,6 +42,7 @@ struct obc__engine {
     pthread_mutex_t lock; /* guards everything below; leaf lock */
     pthread_cond_t wake;
     struct obc__op *head, *tail;
+    bool running; /* the head op is being run by some thread */
     bool thread_running;
     bool stopping;
     pthread_t thread;
@@ -157,31 +163,80 @@ static void complete(struct obc__engine *e, struct obc__op *op, obc_result_t res
     obc__op_unref(op); /* the engine's reference */
 }
 
+/* Claim the head of the queue, if nobody runs it yet. Caller holds lock. */
+static struct obc__op *claim(struct obc__engine *e)
+{
+    if (e->running || e->head == NULL) {
+        return NULL;
+    }
+    e->running = true;
+    return e->head;
+}
+
+/* Run a claimed op, take it off the queue, release the claim, complete it. */
+static void run_claimed(struct obc__engine *e, struct obc__op *op)
+{
+    obc_result_t res = run_op(e, op);
+    pthread_mutex_lock(&e->lock);
+    e->head = op->next;
+    if (e->head == NULL) {
+        e->tail = NULL;
+    }
+    e->running = false;
+    pthread_cond_broadcast(&e->wake);
+    pthread_mutex_unlock(&e->lock);
+    complete(e, op, res);
+}
+
 static void *progress_main(void *arg)
 {
     struct obc__engine *e = arg;
     pthread_mutex_lock(&e->lock);
     for (;;) {
-        while (e->head == NULL && !e->stopping) {
-            pthread_cond_wait(&e->wake, &e->lock);
+        struct obc__op *op = claim(e);
+        if (op != NULL) {
+            pthread_mutex_unlock(&e->lock);
+            run_claimed(e, op);
+            pthread_mutex_lock(&e->lock);
+            continue;
         }
-        if (e->head == NULL) {
+        if (e->stopping && e->head == NULL) {
             break;
         }
-        struct obc__op *op = e->head;
-        pthread_mutex_unlock(&e->lock);
-        obc_result_t res = run_op(e, op);
-        pthread_mutex_lock(&e->lock);
-        e->head = op->next;
-        if (e->head == NULL) {
-            e->tail = NULL;
-        }
-        pthread_mutex_unlock(&e->lock);
-        complete(e, op, res);
-        pthread_mutex_lock(&e->lock);
+        pthread_cond_wait(&e->wake, &e->lock);
     }
     pthread_mutex_unlock(&e->lock);
     return NULL;
+}
+
+/* Run queued ops in this thread while nobody else does, until done() holds;
+ * otherwise sleep on the word the other runner will change. */
+static void help_until(struct obc__engine *e, bool (*done)(struct obc__engine *, void *), void *arg,
+                       _Atomic uint32_t *word, _Atomic uint32_t *nwaiters)
+{
+    while (!done(e, arg)) {
+        uint32_t seen = atomic_load_explicit(word, memory_order_acquire);
+        pthread_mutex_lock(&e->lock);
+        struct obc__op *op = claim(e);
+        pthread_mutex_unlock(&e->lock);
+        if (op != NULL) {
+            run_claimed(e, op);
+        } else if (!done(e, arg)) {
+            obc__engine_wait_word(word, nwaiters, seen);
+        }
+    }
+}
+
+static bool op_done(struct obc__engine *e, void *arg)
+{
+    (void)e;
+    return obc__op_is_done(arg);
+}
+
+obc_result_t obc__engine_wait_op(struct obc__engine *e, struct obc__op *op)
+{
+    help_until(e, op_done, op, &op->done, &op->nwaiters);
+    return op->result;
 }
 
 obc_result_t obc__engine_submit(struct obc__engine *e, struct obc__op *op)
@@ -231,22 +286,26 @@ obc_result_t obc__engine_run_blocking(struct obc__engine *e, struct obc__op *op)
     h->args.segs = &h->seg;
     obc_result_t res = obc__engine_submit(e, h);
     if (res == OBC_SUCCESS) {
-        res = obc__op_wait(h);
+        res = obc__engine_wait_op(e, h);
     }
     obc__op_unref(h);
     return res;
 }
 
+struct sync_target {
+    uint32_t target;
+};
+
+static bool all_completed(struct obc__engine *e, void *arg)
+{
+    uint32_t now = atomic_load_explicit(&e->completed, memory_order_acquire);
+    return (int32_t)(now - ((struct sync_target *)arg)->target) >= 0;
+}
+
 obc_result_t obc__engine_synchronize(struct obc__engine *e)
 {
-    uint32_t target = e->submitted;
-    for (;;) {
-        uint32_t now = atomic_load_explicit(&e->completed, memory_order_acquire);
-        if ((int32_t)(now - target) >= 0) {
-            break;
-        }
-        obc__engine_wait_word(&e->completed, &e->completed_waiters, now);
-    }
+    struct sync_target t = {e->submitted};
+    help_until(e, all_completed, &t, &e->completed, &e->completed_waiters);
     return (obc_result_t)atomic_exchange(&e->first_error, 0);
 }
 
