@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# run_bench.sh - one broadcast comparison run: the reference rows and anchors of
+# ../shared/anchors (memcpy and latency limits, Open MPI, MPICH, gloo) and obc-perf
+# under obcrun, with the same sizes and method, interleaved per NP so that machine
+# drift hits everyone alike. Each metric (max-over-ranks, span) gets its own CSV,
+# because plot.py would take medians over rows of both kinds; the limits get one
+# CSV shared by both plots. Results and machine info go to a results dir; PNGs and
+# markdown tables (via ../shared/anchors/plot.py) go to docs/perf/.
+#
+# Usage: bench/run_bench.sh [options]
+#   -n "2 4 8"      NP list (default "2 4 8")
+#   -i "LIST"       what to run (default "memcpy memcpy_nt latency openmpi mpich gloo obc"):
+#                     memcpy memcpy_nt latency     reference rows (once, both metrics)
+#                     openmpi openmpi_yield mpich gloo   anchors (run_anchors.sh)
+#                     obc           obc_broadcast, out of place (label obc)
+#                     obc_inplace   obc_bcast (label obc_inplace)
+#                     obc_async     obc_ibroadcast + obc_wait (label obc_async)
+#                     obc:ALGO      OBC_ALGO=broadcast=ALGO (label obc_ALGO)
+#   -k "maxrank span"  metrics, each to its own CSV (default both)
+#   -b MIN -e MAX -f FACTOR   sizes (default 8, 256M, 2; K/M/G suffixes)
+#   -t SECONDS      timed-loop budget per size (default 0.5)
+#   -w WARMUP       warmup iterations per size (default 3)
+#   -N MAXIT -m MINIT   timed iterations per size (default 200, 5)
+#   -r ROOT         broadcast root (default 0)
+#   -M "MIN MAX"    memcpy_limit size range (default "64K 1G")
+#   -o DIR          results dir (default bench/results/<UTC date-time>)
+#   -D DIR          PNG + markdown dir (default docs/perf; "-" skips plotting)
+#   -B DIR          obc build dir holding bin/obcrun and bin/obc-perf (default build)
+#   -T SECONDS      timeout of one (implementation, NP, metric) run (default 1800)
+#   -I              wait (up to 120 s) for idle CPUs before each run
+#
+# Quick check:  bench/run_bench.sh -n 2 -i "latency openmpi obc" -b 8 -e 64K -f 8 -t 0.05 \
+#                   -o /tmp/bench-quick -D /tmp/bench-quick
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(git -C "$HERE" rev-parse --show-toplevel)
+SHARED=$TOP/../shared
+ANCHORS=$SHARED/anchors
+PY=${PY:-/usr/bin/python3}
+
+NPS="2 4 8"
+IMPLS="memcpy memcpy_nt latency openmpi mpich gloo obc"
+METRICS="maxrank span"
+MINB=8 MAXB=256M FACTOR=2 BUDGET=0.5 WARMUP=3 MAXIT=200 MINIT=5 ROOT=0
+MEMCPY_RANGE="64K 1G"
+RES="" DOCS=$TOP/docs/perf BUILD=$TOP/build RUN_TIMEOUT=1800 WAIT_IDLE=0
+
+ORIG_ARGS="$*"
+while getopts "n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:Ih" opt; do
+    case $opt in
+    n) NPS=$OPTARG ;;
+    i) IMPLS=$OPTARG ;;
+    k) METRICS=$OPTARG ;;
+    b) MINB=$OPTARG ;;
+    e) MAXB=$OPTARG ;;
+    f) FACTOR=$OPTARG ;;
+    t) BUDGET=$OPTARG ;;
+    w) WARMUP=$OPTARG ;;
+    N) MAXIT=$OPTARG ;;
+    m) MINIT=$OPTARG ;;
+    r) ROOT=$OPTARG ;;
+    M) MEMCPY_RANGE=$OPTARG ;;
+    o) RES=$OPTARG ;;
+    D) DOCS=$OPTARG ;;
+    B) BUILD=$OPTARG ;;
+    T) RUN_TIMEOUT=$OPTARG ;;
+    I) WAIT_IDLE=1 ;;
+    h | *) sed -n '2,34p' "$0"; exit 2 ;;
+    esac
+done
+
+IDLE=()
+((WAIT_IDLE)) && IDLE=(-I)
+RES=${RES:-$TOP/bench/results/$(date -u +%Y%m%d-%H%M%S)}
+mkdir -p "$RES/logs"
+LOG=$RES/logs/run_bench.log
+log() { printf '# %s\n' "$*" | tee -a "$LOG" >&2; }
+
+# Split the selection into the three kinds of runs.
+REFS=() ANCH=() OBCS=()
+for impl in $IMPLS; do
+    case $impl in
+    memcpy | memcpy_nt | latency) REFS+=("$impl") ;;
+    openmpi | openmpi_yield | mpich | gloo) ANCH+=("$impl") ;;
+    obc | obc_inplace | obc_async | obc:?*) OBCS+=("$impl") ;;
+    *) echo "run_bench.sh: unknown implementation '$impl'" >&2; exit 2 ;;
+    esac
+done
+for metric in $METRICS; do
+    [[ $metric == maxrank || $metric == span ]] || { echo "run_bench.sh: bad metric '$metric'" >&2; exit 2; }
+done
+
+OBCRUN=$BUILD/bin/obcrun
+PERF=$BUILD/bin/obc-perf
+if ((${#OBCS[@]})) && [[ ! -x $OBCRUN || ! -x $PERF ]]; then
+    echo "run_bench.sh: $OBCRUN or $PERF missing: build first (make)" >&2
+    exit 2
+fi
+
+# ---------------------------------------------------------------- machine info
+machine_info() {
+    local commit dirty
+    commit=$(git -C "$TOP" rev-parse -q --verify HEAD || echo "(no commit)")
+    dirty=$(git -C "$TOP" status --porcelain 2>/dev/null | wc -l)
+    echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "git commit: $commit ($dirty uncommitted paths)"
+    echo "cpus (nproc): $(nproc)"
+    echo "cpu model: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+    echo "kernel: $(uname -srvm)"
+    echo "memory: $(grep MemTotal /proc/meminfo | awk '{printf "%.1f GiB", $2 / 1048576}')"
+    echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "glibc non-temporal threshold: $(/lib64/ld-linux-x86-64.so.2 --list-tunables 2>/dev/null |
+        grep non_temporal_threshold | awk '{print $2}' || echo unknown)"
+    echo "compiler: $(cc --version 2>/dev/null | head -n1)"
+    echo "open mpi: $(mpirun.openmpi --version 2>/dev/null | head -n1 || echo none)"
+    echo "mpich: $(mpirun.mpich --version 2>/dev/null | grep -m1 Version | xargs || echo none)"
+    echo "sizes: $MINB..$MAXB x$FACTOR, budget ${BUDGET}s/size, warmup $WARMUP, iters $MINIT..$MAXIT, root $ROOT"
+    echo "nps: $NPS; implementations: $IMPLS; metrics: $METRICS"
+    echo "command: $0 ${ORIG_ARGS:-}"
+}
+
+# ---------------------------------------------------------------- helpers
+# Busy fraction of all CPUs over ~1 s, in percent, from /proc/stat.
+cpu_busy_pct() {
+    local a b i total=0
+    read -r -a a < <(grep '^cpu ' /proc/stat)
+    sleep 1
+    read -r -a b < <(grep '^cpu ' /proc/stat)
+    for i in 1 2 3 4 5 6 7 8; do total=$((total + b[i] - a[i])); done
+    local idle=$(((b[4] + b[5]) - (a[4] + a[5])))
+    ((total > 0)) || { echo 0; return; }
+    echo $((100 * (total - idle) / total))
+}
+
+wait_idle() {
+    ((WAIT_IDLE)) || return 0
+    local waited=0 busy
+    while busy=$(cpu_busy_pct) && ((busy >= 10 && waited < 120)); do
+        waited=$((waited + 1))
+    done
+    log "cpu busy ${busy}% before run (waited ${waited}s)"
+}
+
+# Appends the data rows of a benchmark's output file ($1) to a CSV ($2).
+keep_rows() {
+    grep -v '^#' "$1" | grep -v '^impl,' | grep ',' >>"$2" || true
+}
+
+# One obc-perf run under obcrun: $1 NP, $2 variant, $3 metric, $4 CSV.
+run_obc() {
+    local np=$1 variant=$2 metric=$3 csv=$4
+    local args=(-o broadcast -b "$MINB" -e "$MAXB" -f "$FACTOR" -r "$ROOT" -w "$WARMUP"
+        -n "$MAXIT" -m "$MINIT" -t "$BUDGET" --csv -v)
+    local envs=()
+    [[ $metric == span ]] && args+=(-S)
+    case $variant in
+    obc_inplace) args+=(-i 1 --label obc_inplace) ;;
+    obc_async) args+=(-a 1 --label obc_async) ;;
+    obc:*) envs=("OBC_ALGO=broadcast=${variant#obc:}") ;;
+    esac
+    local name=${variant/:/_}_${metric}_np$np raw="$RES/logs/${variant/:/_}_${metric}_np$np.out"
+    local rc=0 t0=$SECONDS
+    wait_idle
+    log "run $name at $(date +%T)"
+    timeout --kill-after=10 "$RUN_TIMEOUT" env "${envs[@]}" "$OBCRUN" -n "$np" "$PERF" "${args[@]}" \
+        >"$raw" 2>>"$RES/logs/$name.err" || rc=$?
+    log "end $name rc=$rc wall=$((SECONDS - t0))s loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
+    ((rc == 0)) || log "warning: $name exited with $rc (124/137: timeout); its rows may be partial"
+    keep_rows "$raw" "$csv"
+}
+
+# The anchors for one NP and metric, through run_anchors.sh.
+run_anchor_set() {
+    local np=$1 metric=$2 csv=$3
+    local span=() raw="$RES/logs/anchors_${metric}_np$np.out" rc=0
+    [[ $metric == span ]] && span=(-S)
+    "$ANCHORS/run_anchors.sh" -n "$np" -i "${ANCH[*]}" -b "$MINB" -e "$MAXB" -f "$FACTOR" \
+        -t "$BUDGET" -w "$WARMUP" -N "$MAXIT" -m "$MINIT" -r "$ROOT" -T "$RUN_TIMEOUT" \
+        -l "$RES/logs/anchors_${metric}_np$np.log" "${span[@]}" "${IDLE[@]}" >"$raw" || rc=$?
+    ((rc == 0)) || log "warning: run_anchors.sh (np=$np, $metric) exited with $rc"
+    keep_rows "$raw" "$csv"
+}
+
+HEADER="impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong"
+: >"$LOG"
+machine_info >"$RES/machine.txt"
+log "results in $RES"
+
+LIMITS=$RES/limits.csv
+if ((${#REFS[@]})); then
+    echo "$HEADER" >"$LIMITS"
+    "$ANCHORS/run_anchors.sh" -i "${REFS[*]}" -M "$MEMCPY_RANGE" -T "$RUN_TIMEOUT" \
+        -l "$RES/logs/limits.log" "${IDLE[@]}" >"$RES/logs/limits.out" ||
+        log "warning: reference runs failed"
+    keep_rows "$RES/logs/limits.out" "$LIMITS"
+fi
+
+for metric in $METRICS; do
+    csv=$RES/broadcast_$metric.csv
+    echo "$HEADER" >"$csv"
+    for np in $NPS; do
+        ((${#ANCH[@]} == 0)) || run_anchor_set "$np" "$metric" "$csv"
+        for variant in "${OBCS[@]}"; do
+            run_obc "$np" "$variant" "$metric" "$csv"
+        done
+    done
+done
+lib=$(cat "$RES"/logs/obc*.out 2>/dev/null | grep -o -m1 'library=obc [^ ]*' || true)
+echo "obc library: ${lib#library=obc }" >>"$RES/machine.txt"
+
+# ---------------------------------------------------------------- plots and tables
+[[ $DOCS == - ]] && exit 0
+mkdir -p "$DOCS"
+for metric in $METRICS; do
+    csv=$RES/broadcast_$metric.csv
+    inputs=("$csv")
+    [[ -s $LIMITS ]] && inputs+=("$LIMITS")
+    what="max over ranks of each rank's own time" axis="max-over-ranks time"
+    [[ $metric == span ]] && what="span (latest end over ranks - root's start)" axis="span"
+    "$PY" "$ANCHORS/plot.py" "${inputs[@]}" --png "$DOCS/broadcast_$metric.png" \
+        --md "$RES/broadcast_$metric.md" --metric "$axis" \
+        --title "broadcast, usec = median of the $what ($(nproc) cpus)"
+    {
+        echo "# Broadcast: obc and the anchors, $metric"
+        echo
+        echo "usec = median over iterations of the $what. Produced by bench/run_bench.sh."
+        echo "Raw CSV, logs and machine info: ${RES#"$TOP"/}."
+        echo
+        echo '```'
+        cat "$RES/machine.txt"
+        echo '```'
+        echo
+        echo "![broadcast $metric](broadcast_$metric.png)"
+        echo
+        cat "$RES/broadcast_$metric.md"
+    } >"$DOCS/broadcast_$metric.md"
+    log "wrote $DOCS/broadcast_$metric.png and .md"
+done

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf.h - obc-perf's private interface between its files: the options, the
+ * op table entry, the per-run context and the per-size result.
+ *
+ * obc-perf measures collectives the way shared/anchors measures MPI_Bcast
+ * (fill/poison, barrier, time each rank's call, max over ranks and span,
+ * median, validate every byte) so both print comparable CSV lines. It uses
+ * include/obc.h only. One file per job: perf_opts.c (command line),
+ * perf_data.c (pattern and validation), perf_stats.c (clock, statistics,
+ * collecting stamps), perf_ops.c (op table), perf_bench.c (one size),
+ * perf_output.c (table and CSV), perf_main.c (driver).
+ */
+#ifndef OBC_PERF_H
+#define OBC_PERF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "obc.h"
+
+/* Command-line options; filled once by perf_opts_parse, then read-only. */
+struct perf_opts {
+    const char *op_name; /* -o */
+    size_t min_bytes, max_bytes; /* -b, -e */
+    double factor; /* -f */
+    int root; /* -r */
+    int max_iters, min_iters, warmup; /* -n, -m, -w */
+    double budget_s; /* -t: timed-loop seconds per size */
+    bool check; /* -c */
+    bool in_place; /* -i */
+    bool async; /* -a: obc_i* + obc_wait */
+    bool has_dtype; /* -d given; otherwise the op's default */
+    obc_dtype_t dtype;
+    bool csv, csv_header, verbose, span, inject; /* --csv, -H, -v, -S, -X */
+    const char *label; /* --label, NULL: "obc" or "obc_<algo>" */
+};
+
+struct perf_ctx;
+
+/*
+ * One collective as obc-perf drives it. Adding allreduce, reduce, allgather
+ * or reduce_scatter is one more table entry in perf_ops.c: busbw factors
+ * follow nccl-tests (allreduce 2(n-1)/n, allgather and reduce_scatter
+ * (n-1)/n, broadcast and reduce 1).
+ */
+struct perf_op {
+    const char *name; /* -o NAME, and the key looked up in OBC_ALGO */
+    bool has_root; /* prints the root; span starts at the root's start */
+    bool has_data; /* false (barrier): one row, no buffers, no validation */
+    obc_dtype_t default_dtype;
+    double (*busbw_factor)(int nranks);
+    /* Allocates and touches every buffer this rank needs for max_bytes. */
+    void (*setup)(struct perf_ctx *ctx);
+    /* Sets ctx->count and ctx->nbytes for a requested size (whole elements, count >= 1). */
+    void (*shape)(struct perf_ctx *ctx, size_t want_bytes);
+    /* Writes this rank's input and poisons its output for iteration iter. */
+    void (*fill)(struct perf_ctx *ctx, uint64_t iter);
+    /* The timed call. */
+    obc_result_t (*run)(struct perf_ctx *ctx);
+    /* Wrong bytes in this rank's output for iteration iter. */
+    uint64_t (*check)(const struct perf_ctx *ctx, uint64_t iter);
+    /* Frees what setup allocated. */
+    void (*teardown)(struct perf_ctx *ctx);
+};
+
+/* Everything one rank needs while measuring; lives in main for the whole run. */
+struct perf_ctx {
+    obc_comm_t *comm;
+    int rank, nranks;
+    const struct perf_opts *opts;
+    const struct perf_op *op;
+    obc_dtype_t dtype;
+    size_t dsize; /* bytes per element of dtype */
+    unsigned char *sendbuf; /* NULL where this rank sends nothing separate */
+    unsigned char *recvbuf; /* the output checked after every call */
+    const char *call; /* the obc call(s) timed, for messages; set by setup */
+    size_t count, nbytes; /* the current size */
+    uint64_t iter; /* global iteration number: the pattern seed */
+};
+
+/* Per-size outcome, known on rank 0 only. */
+struct perf_result {
+    size_t nbytes, count;
+    int iters; /* timed iterations */
+    double usec; /* the reported metric: median max-over-ranks, or span with -S */
+    double max_med_us, max_min_us, max_max_us; /* max-over-ranks time */
+    double span_med_us, span_min_us, span_max_us;
+    double warmup_us; /* wall time of one warmup iteration on rank 0 */
+    double algbw, busbw; /* GB/s */
+    uint64_t wrong; /* all ranks, warmup + timed iterations */
+};
+
+/* perf_opts.c */
+int perf_opts_parse(int argc, char **argv, struct perf_opts *opts);
+void perf_opts_usage(FILE *out);
+const char *perf_dtype_name(obc_dtype_t dtype);
+const char *perf_impl_label(const struct perf_opts *opts, const char *op_name, char *buf,
+                            size_t len);
+
+/* perf_data.c */
+void perf_data_fill(unsigned char *buf, size_t nbytes, uint64_t iter, bool poison);
+uint64_t perf_data_wrong(const unsigned char *buf, size_t nbytes, uint64_t iter);
+unsigned char *perf_data_alloc(size_t nbytes);
+
+/* perf_ops.c */
+const struct perf_op *perf_op_find(const char *name);
+void perf_op_list(FILE *out);
+
+/* perf_stats.c */
+int64_t perf_now_ns(void);
+double perf_median(double *values, int n);
+void perf_collect(struct perf_ctx *ctx, const int64_t *t0, const int64_t *t1, int iters,
+                  uint64_t wrong, struct perf_result *res);
+int perf_agree_iters(struct perf_ctx *ctx, double warmup_s);
+
+/* perf_bench.c */
+void perf_bench_size(struct perf_ctx *ctx, struct perf_result *res);
+
+/* perf_output.c */
+void perf_output_begin(const struct perf_ctx *ctx, const char *impl);
+void perf_output_row(const struct perf_ctx *ctx, const char *impl, const struct perf_result *res);
+void perf_output_end(const struct perf_ctx *ctx, uint64_t wrong_total, double busbw_sum, int rows);
+
+/* perf_main.c */
+void perf_must(struct perf_ctx *ctx, obc_result_t r, const char *call);
+
+#endif /* OBC_PERF_H */

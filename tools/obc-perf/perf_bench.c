@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perf_bench.c - the measurement method for one message size, identical to
+ * shared/anchors so that obc's rows compare with MPI's and gloo's:
+ *
+ *   per iteration: fill input / poison output (untimed), obc_barrier,
+ *   time this rank's call with CLOCK_MONOTONIC, count wrong bytes (untimed);
+ *   warmup iterations are validated but untimed and size the timed loop:
+ *   iterations = clamp(budget / wall time of one warmup iteration, -m, -n).
+ *
+ * Only the barrier and the measured call communicate inside the loop; the
+ * stamps are gathered afterwards by perf_collect.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf.h"
+
+/* One iteration: stores this rank's start and end stamps, adds wrong bytes. */
+static void one_iter(struct perf_ctx *ctx, uint64_t *wrong, int64_t *t0, int64_t *t1)
+{
+    const struct perf_opts *o = ctx->opts;
+    uint64_t iter = ctx->iter++;
+    if (o->check) {
+        ctx->op->fill(ctx, iter);
+    }
+    perf_must(ctx, obc_barrier(ctx->comm), "obc_barrier");
+    *t0 = perf_now_ns();
+    obc_result_t r = ctx->op->run(ctx);
+    *t1 = perf_now_ns();
+    perf_must(ctx, r, ctx->call);
+    /* Self-test: one damaged byte per call must show up as exactly one wrong byte. */
+    if (o->inject && ctx->nbytes > 0 && ctx->rank == (o->root + 1) % ctx->nranks) {
+        ctx->recvbuf[ctx->nbytes / 2] ^= 0x5a;
+    }
+    if (o->check) {
+        *wrong += ctx->op->check(ctx, iter);
+    }
+}
+
+/* Collective: measures the size already set in ctx (count, nbytes); rank 0
+ * gets the result. Every rank advances ctx->iter identically. */
+void perf_bench_size(struct perf_ctx *ctx, struct perf_result *res)
+{
+    const struct perf_opts *o = ctx->opts;
+    uint64_t wrong = 0;
+    int64_t t0 = 0;
+    int64_t t1 = 0;
+
+    int64_t w0 = perf_now_ns();
+    for (int i = 0; i < o->warmup; i++) {
+        one_iter(ctx, &wrong, &t0, &t1);
+    }
+    double warmup_s = (double)(perf_now_ns() - w0) * 1e-9 / o->warmup;
+    int iters = perf_agree_iters(ctx, warmup_s);
+
+    int64_t *t0s = malloc(sizeof(int64_t) * (size_t)iters);
+    int64_t *t1s = malloc(sizeof(int64_t) * (size_t)iters);
+    if (t0s == NULL || t1s == NULL) {
+        fprintf(stderr, "obc-perf: out of memory\n");
+        exit(1);
+    }
+    for (int i = 0; i < iters; i++) {
+        one_iter(ctx, &wrong, &t0s[i], &t1s[i]);
+    }
+
+    memset(res, 0, sizeof(*res));
+    res->nbytes = ctx->nbytes;
+    res->count = ctx->count;
+    res->warmup_us = warmup_s * 1e6;
+    perf_collect(ctx, t0s, t1s, iters, wrong, res);
+    free(t0s);
+    free(t1s);
+}
