@@ -145,7 +145,10 @@ OBC_API obc_result_t obc_comm_init_rank(obc_comm_t **comm, int nranks, const obc
  *
  * Local (not collective): peers are not waited for, but pending operations
  * of this rank are completed first (or fail if the communicator is broken).
- * Must not be called while another thread uses comm. NULL is accepted.
+ * Requests of those operations belong to the caller and stay valid after
+ * destroy: release them with obc_wait or obc_test, which then return the
+ * finished result at once. Must not be called while another thread uses
+ * comm. NULL is accepted.
  * Returns OBC_SUCCESS, or the error of a pending operation that failed.
  */
 OBC_API obc_result_t obc_comm_destroy(obc_comm_t *comm);

@@ -33,11 +33,24 @@ bool obc__arena_has_cma(const struct obc__arena *a)
     return a->has_cma;
 }
 
+/* A copy fails when the peer is gone (ESRCH) or its buffer is (EFAULT):
+ * usually because the operation already failed elsewhere and the peer
+ * returned. Report the failure that caused it, when there is one. */
 static obc_result_t cma_failed(struct obc__arena *a, int peer, const char *what, int rc)
 {
-    obc_result_t code = rc == -ESRCH ? OBC_ERR_PEER_LOST : OBC_ERR_SYSTEM;
-    return obc__err_set(a->err, code, "%s rank %d (pid %d): %s", what, a->peers[peer].rank,
-                        (int)a->peers[peer].pid, strerror(-rc));
+    obc_result_t cause = obc__arena_health(a);
+    if (cause != OBC_SUCCESS) {
+        return cause;
+    }
+    if (rc == -ESRCH || rc == -EFAULT) {
+        obc__arena_abort(a, rc == -ESRCH ? OBC_ERR_PEER_LOST : OBC_ERR_ABORTED,
+                         a->peers[peer].rank);
+        return obc__err_set(a->err, rc == -ESRCH ? OBC_ERR_PEER_LOST : OBC_ERR_ABORTED,
+                            "%s rank %d (pid %d) failed: %s (the rank left the operation)", what,
+                            a->peers[peer].rank, (int)a->peers[peer].pid, strerror(-rc));
+    }
+    return obc__err_set(a->err, OBC_ERR_SYSTEM, "%s rank %d (pid %d): %s", what,
+                        a->peers[peer].rank, (int)a->peers[peer].pid, strerror(-rc));
 }
 
 obc_result_t obc__arena_peer_read(struct obc__arena *a, int peer, void *dst, const void *src,

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * obct.c - the report side of obct.h: rank prefix, fatal and soft failures,
+ * result-code names, clocks and the timeout multiplier.
+ *
+ * Messages go to stderr, one fprintf each, flushed, so that lines of
+ * different ranks interleave whole under obcrun.
+ */
+#include "obct.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define OBCT_MAX_SOFT_FAILURES 25
+
+static int g_rank = -2; /* -2: not looked up yet */
+static int g_failures;
+
+void obct_set_rank(int rank)
+{
+    g_rank = rank;
+}
+
+int obct_rank(void)
+{
+    if (g_rank == -2) {
+        const char *s = getenv("OBC_RANK");
+        g_rank = s ? atoi(s) : -1;
+    }
+    return g_rank;
+}
+
+double obct_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void obct_sleep(double seconds)
+{
+    struct timespec ts;
+    if (seconds <= 0) {
+        return;
+    }
+    ts.tv_sec = (time_t)seconds;
+    ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0) {
+        /* EINTR: sleep the rest */
+    }
+}
+
+double obct_time_scale(void)
+{
+    const char *s = getenv("OBC_TEST_TIMEOUT_MULTIPLIER");
+    double v = s ? atof(s) : 1.0;
+    return v >= 1.0 ? v : 1.0;
+}
+
+const char *obct_rc_name(obc_result_t rc)
+{
+    static const char *const names[] = {
+        "OBC_SUCCESS",     "OBC_ERR_INVALID_ARG", "OBC_ERR_NO_MEMORY", "OBC_ERR_SYSTEM",
+        "OBC_ERR_TIMEOUT", "OBC_ERR_PEER_LOST",   "OBC_ERR_MISMATCH",  "OBC_ERR_ABORTED",
+        "OBC_ERR_AUTH",    "OBC_ERR_PROTOCOL",    "OBC_ERR_INTERNAL",  "OBC_IN_PROGRESS",
+    };
+    if ((int)rc < 0 || (size_t)rc >= sizeof(names) / sizeof(names[0])) {
+        return "?";
+    }
+    return names[rc];
+}
+
+static void vreport(const char *kind, const char *file, int line, const char *fmt, va_list ap)
+{
+    char msg[2048];
+    const char *base = strrchr(file, '/');
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    fflush(stdout); /* keep the order of stdout and stderr lines in a combined log */
+    if (obct_rank() >= 0) {
+        fprintf(stderr, "[obct rank %d] %s:%d: %s%s\n", obct_rank(), base ? base + 1 : file, line,
+                kind, msg);
+    } else {
+        fprintf(stderr, "[obct parent] %s:%d: %s%s\n", base ? base + 1 : file, line, kind, msg);
+    }
+    fflush(stderr);
+}
+
+void obct_log(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("", file, line, fmt, ap);
+    va_end(ap);
+}
+
+void obct_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("FAIL: ", file, line, fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+    exit(1);
+}
+
+void obct_soft_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("FAIL: ", file, line, fmt, ap);
+    va_end(ap);
+    if (++g_failures >= OBCT_MAX_SOFT_FAILURES) {
+        obct_fail(file, line, "%d failures: giving up", g_failures);
+    }
+}
+
+int obct_failures(void)
+{
+    return g_failures;
+}
+
+int obct_finish(const char *test_name)
+{
+    fflush(stdout);
+    if (g_failures != 0) {
+        fprintf(stderr, "[obct rank %d] %s: %d check(s) failed\n", obct_rank(), test_name,
+                g_failures);
+        fflush(stderr);
+        return 1;
+    }
+    return 0;
+}
+
+void obct_expect_rc(const char *file, int line, const char *expr, obc_result_t got,
+                    obc_result_t want, const obc_comm_t *comm, int fatal)
+{
+    const char *detail;
+    if (got == want) {
+        return;
+    }
+    detail = obc_comm_last_error(comm);
+    if (fatal) {
+        obct_fail(file, line, "%s returned %s (%d, \"%s\"), expected %s (%d); last error: \"%s\"",
+                  expr, obct_rc_name(got), (int)got, obc_strerror(got), obct_rc_name(want),
+                  (int)want, detail ? detail : "(null)");
+    }
+    obct_soft_fail(file, line, "%s returned %s (%d, \"%s\"), expected %s (%d); last error: \"%s\"",
+                   expr, obct_rc_name(got), (int)got, obc_strerror(got), obct_rc_name(want),
+                   (int)want, detail ? detail : "(null)");
+}
+
+int obct_msg_names_rank(const char *msg, int rank)
+{
+    const char *p = msg;
+    while (msg != NULL && (p = strcasestr(p, "rank")) != NULL) {
+        const char *q = p + 4;
+        char *end;
+        long v;
+        while (*q == ' ' || *q == '=' || *q == ':' || *q == '#') {
+            q++;
+        }
+        if (*q >= '0' && *q <= '9') {
+            v = strtol(q, &end, 10);
+            if (v == rank) {
+                return 1;
+            }
+        }
+        p += 4;
+    }
+    return 0;
+}
+
+obc_comm_t *obct_comm_from_env(void)
+{
+    obc_comm_t *comm = NULL;
+    OBCT_OK(obc_comm_init_env(&comm), NULL);
+    OBCT_ASSERT(comm != NULL);
+    obct_set_rank(obc_comm_rank(comm));
+    return comm;
+}
