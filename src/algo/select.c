@@ -6,6 +6,7 @@
  * (docs/algorithms.md has the table behind them) and can be changed with
  * OBC_EAGER_MAX_BYTES and OBC_CMA_MIN_BYTES.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,11 +69,16 @@ obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *t
 }
 
 /*
- * Defaults, measured with obc-perf on 2 cores (docs/algorithms.md):
- *  - the eager ring wins while the message fits a handful of small slots;
- *  - CMA reads of the root's buffer beat staging through the arena once the
- *    message is large enough that one extra copy costs more than the
- *    mailbox handshake and the page pinning.
+ * Defaults, measured with obc-perf on the 2-core development VM at 2, 4 and
+ * 8 ranks, 8 B .. 256 MiB (docs/algorithms.md has the table):
+ *  - the eager ring and the arena are the same pipeline; the eager ring's
+ *    64 small slots let a root run ahead of many small messages;
+ *  - the arena beat single-copy (CMA) reads at every size and rank count
+ *    measured: its chunks stay in cache, so the DRAM traffic is one read of
+ *    the root's buffer plus the readers' writes, while every CMA reader
+ *    reads the root's buffer from DRAM again, through the kernel's slower
+ *    copy, after pinning its pages. CMA stays available (OBC_ALGO, or
+ *    OBC_CMA_MIN_BYTES) for machines where that balance differs.
  */
 void obc__algo_default_tuning(struct obc__algo_tuning *tuning, int local_nranks)
 {
@@ -81,7 +87,7 @@ void obc__algo_default_tuning(struct obc__algo_tuning *tuning, int local_nranks)
         tuning->eager_max_bytes = 32 * 1024;
     }
     if (tuning->cma_min_bytes == 0) {
-        tuning->cma_min_bytes = 1024 * 1024;
+        tuning->cma_min_bytes = SIZE_MAX; /* never by default: see above */
     }
 }
 

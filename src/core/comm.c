@@ -106,11 +106,13 @@ static obc_result_t arena_settings(const struct obc__config *cfg, int local_nran
     geo->slot_bytes[OBC_RING_EAGER] = 16 * 1024;
     geo->nslots[OBC_RING_STAGE] = (uint32_t)cfg->pipeline_depth;
     geo->slot_bytes[OBC_RING_STAGE] = cfg->chunk_bytes;
-    /* Spinning pays only while every rank has a core of its own. */
+    /* Spinning pays only while every rank has a core of its own; when ranks
+     * outnumber cores, a waiter yields at once (measured: 8 B at 8 ranks on
+     * 2 cores, span 11-14 us with no spin, 16-21 us with 2 us of spin). */
     if (cfg->spin_ns >= 0) {
         policy->spin_ns = cfg->spin_ns;
     } else {
-        policy->spin_ns = local_nranks > obc__ncpus() ? 2000 : 100000;
+        policy->spin_ns = local_nranks > obc__ncpus() ? 0 : 100000;
     }
     policy->yield_ns = cfg->yield_ns;
     return OBC_SUCCESS;
