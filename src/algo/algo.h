@@ -59,6 +59,7 @@ struct obc__algo_ctx {
     int nranks;
     struct obc__err *err;
     struct obc__algo_persist *persist;
+    size_t stream_min_bytes; /* from the tuning: when copies use streaming stores */
 };
 
 #define OBC_ALGO_STATE_BYTES 256
@@ -76,6 +77,7 @@ struct obc__algo {
 struct obc__algo_tuning {
     size_t eager_max_bytes; /* broadcasts up to this go through the eager ring */
     size_t cma_min_bytes; /* broadcasts from this size read the root's buffer directly */
+    size_t stream_min_bytes; /* from this size, destinations get streaming stores */
     const struct obc__algo *forced[OBC_COLL_COUNT];
 };
 

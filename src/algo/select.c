@@ -86,6 +86,12 @@ void obc__algo_default_tuning(struct obc__algo_tuning *tuning, int local_nranks)
     if (tuning->eager_max_bytes == 0) {
         tuning->eager_max_bytes = 32 * 1024;
     }
+    /* Streaming stores pay once the destination would not stay in the
+     * 32 MiB L3 anyway: at 2 ranks, 4 MiB ran at 17.5 GB/s streamed and
+     * 30.8 cached, 64 MiB at 13.2 streamed and 10.6 cached. */
+    if (tuning->stream_min_bytes == 0) {
+        tuning->stream_min_bytes = 16u << 20;
+    }
     if (tuning->cma_min_bytes == 0) {
         tuning->cma_min_bytes = SIZE_MAX; /* never by default: see above */
     }

@@ -36,6 +36,7 @@ static obc_result_t start_engine(struct obc_comm *c)
     p.timeout_s = c->config.timeout_s;
     p.tuning.eager_max_bytes = c->config.eager_max_bytes;
     p.tuning.cma_min_bytes = c->config.cma_min_bytes;
+    p.tuning.stream_min_bytes = c->config.stream_min_bytes;
     obc__algo_default_tuning(&p.tuning, c->topo.local_nranks);
     obc_result_t res = obc__algo_parse_forced(c->config.algo, &p.tuning, &c->err);
     if (res == OBC_SUCCESS) {

@@ -320,6 +320,7 @@ obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__
     e->ctx.nranks = p->nranks;
     e->ctx.err = p->err;
     e->ctx.persist = &e->persist;
+    e->ctx.stream_min_bytes = p->tuning.stream_min_bytes;
     e->tuning = p->tuning;
     atomic_init(&e->timeout_ns, seconds_to_ns(p->timeout_s));
     pthread_mutex_init(&e->lock, NULL);

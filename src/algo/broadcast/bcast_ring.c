@@ -28,10 +28,6 @@
 #include "algo/algo.h"
 #include "algo/copy_kernel.h"
 
-/* Messages from this size are written to the readers' buffers with
- * streaming stores: they are too large to stay in cache anyway. */
-#define STREAM_FROM_BYTES (4u << 20)
-
 struct ring_state {
     struct obc__algo_ctx *ctx;
     const struct obc__coll_args *args;
@@ -94,7 +90,7 @@ static void ring_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
     s->ring = ring;
     s->is_root = ctx->rank == args->root;
     s->stamp = obc__algo_stamp(args);
-    s->streaming = args->nbytes >= STREAM_FROM_BYTES;
+    s->streaming = args->nbytes >= ctx->stream_min_bytes;
     s->slot_bytes = obc__arena_slot_bytes(ctx->arena, ring);
     s->nslots = (args->nbytes + s->slot_bytes - 1) / s->slot_bytes;
     s->first_pos = obc__arena_ring_reserve(ctx->arena, ring, s->nslots);
