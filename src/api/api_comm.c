@@ -55,11 +55,7 @@ static obc_result_t init_comm(const struct obc__config *cfg, const struct obc__b
     }
     res = start_engine(c);
     if (res != OBC_SUCCESS) {
-        char msg[OBC_ERR_MSG_BYTES];
-        obc__err_copy(&c->err, msg, sizeof(msg));
-        obc__comm_free(c);
-        obc__err_thread_set(msg);
-        return res;
+        return obc__comm_fail(c, res);
     }
     OBC_INFO(OBC_LOG_INIT, "communicator ready: rank %d of %d, %d on this host", rank, nranks,
              c->topo.local_nranks);

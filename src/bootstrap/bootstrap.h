@@ -30,8 +30,9 @@ struct obc__boot_endpoint {
 
 struct obc__boot; /* a rank's connection to the rendezvous */
 
-/* Start the rendezvous server for nranks ranks on ep->host:ep->port (port 0:
- * any), in a detached thread that ends when every rank has left, on an
+/* Start the rendezvous server for nranks ranks (0: learn the count from the
+ * first authenticated rank, as for a unique id) on ep->host:ep->port (port
+ * 0: any), in a detached thread that ends when every rank has left, on an
  * error, or when a round waits longer than timeout_ns (< 0: never). The
  * bound port is written back into ep->port. Does not block. */
 obc_result_t obc__boot_serve(struct obc__boot_endpoint *ep, int nranks, int64_t timeout_ns,

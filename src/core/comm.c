@@ -240,14 +240,19 @@ obc_result_t obc__comm_create(const struct obc__config *cfg, const struct obc__b
     }
     obc__boot_close(boot);
     if (res != OBC_SUCCESS) {
-        char msg[OBC_ERR_MSG_BYTES];
-        obc__err_copy(&c->err, msg, sizeof(msg));
-        obc__comm_free(c);
-        obc__err_thread_set(msg);
-        return res;
+        return obc__comm_fail(c, res);
     }
     *out = c;
     return OBC_SUCCESS;
+}
+
+obc_result_t obc__comm_fail(struct obc_comm *comm, obc_result_t res)
+{
+    char msg[OBC_ERR_MSG_BYTES];
+    obc__err_copy(&comm->err, msg, sizeof(msg));
+    obc__comm_free(comm);
+    obc__err_thread_set(msg);
+    return res;
 }
 
 void obc__comm_free(struct obc_comm *comm)

@@ -38,5 +38,8 @@ struct obc_comm {
 obc_result_t obc__comm_create(const struct obc__config *cfg, const struct obc__boot_endpoint *ep,
                               int rank, int nranks, struct obc_comm **out);
 void obc__comm_free(struct obc_comm *comm);
+/* Give up on a communicator being created: keep its error message as the
+ * thread's (obc_comm_last_error(NULL)), free it, return res. */
+obc_result_t obc__comm_fail(struct obc_comm *comm, obc_result_t res);
 
 #endif

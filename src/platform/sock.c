@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -153,15 +154,19 @@ int obc__sock_connect(const struct obc__sockaddr *addr, int64_t deadline_ns)
     return fd;
 }
 
-int obc__sock_send_all(int fd, const void *buf, size_t nbytes, int64_t deadline_ns)
+/* Move all nbytes in one direction, waiting for readiness with the deadline. */
+static int transfer_all(int fd, char *p, size_t nbytes, int64_t deadline_ns, bool sending)
 {
-    const char *p = buf;
     while (nbytes > 0) {
-        int rc = wait_fd(fd, POLLOUT, deadline_ns);
+        int rc = wait_fd(fd, sending ? POLLOUT : POLLIN, deadline_ns);
         if (rc != 0) {
             return rc;
         }
-        ssize_t n = send(fd, p, nbytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n = sending ? send(fd, p, nbytes, MSG_NOSIGNAL | MSG_DONTWAIT)
+                            : recv(fd, p, nbytes, MSG_DONTWAIT);
+        if (n == 0 && !sending) {
+            return -ECONNRESET; /* orderly close before everything arrived */
+        }
         if (n < 0) {
             if (errno == EINTR || errno == EAGAIN) {
                 continue;
@@ -174,28 +179,14 @@ int obc__sock_send_all(int fd, const void *buf, size_t nbytes, int64_t deadline_
     return 0;
 }
 
+int obc__sock_send_all(int fd, const void *buf, size_t nbytes, int64_t deadline_ns)
+{
+    return transfer_all(fd, (char *)(uintptr_t)buf, nbytes, deadline_ns, true);
+}
+
 int obc__sock_recv_all(int fd, void *buf, size_t nbytes, int64_t deadline_ns)
 {
-    char *p = buf;
-    while (nbytes > 0) {
-        int rc = wait_fd(fd, POLLIN, deadline_ns);
-        if (rc != 0) {
-            return rc;
-        }
-        ssize_t n = recv(fd, p, nbytes, MSG_DONTWAIT);
-        if (n == 0) {
-            return -ECONNRESET;
-        }
-        if (n < 0) {
-            if (errno == EINTR || errno == EAGAIN) {
-                continue;
-            }
-            return -errno;
-        }
-        p += n;
-        nbytes -= (size_t)n;
-    }
-    return 0;
+    return transfer_all(fd, buf, nbytes, deadline_ns, false);
 }
 
 void obc__sock_format(const struct obc__sockaddr *addr, char *out, size_t nbytes)
