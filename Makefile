@@ -4,6 +4,7 @@
 #   make test       build and run every test (ctest, all labels)
 #   make demo       a 4-rank broadcast on this host
 #   make asan|tsan  the multi-process tests under ASan+UBSan / TSan (own build dirs)
+#   make clang      everything built with clang (-Werror), unit and integration tests run
 #   make check      format, layering and getenv rules
 #   make install PREFIX=/usr/local
 #   make bench      the benchmark of docs/perf (long)
@@ -13,7 +14,7 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure --timeout 900
 
-.PHONY: all build test demo asan tsan check install bench clean
+.PHONY: all build test demo asan tsan clang check install bench clean
 
 all: build
 
@@ -44,6 +45,12 @@ tsan:
 	cd build-tsan && OBCT_QUICK=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	    ctest $(CTEST_FLAGS) -L '$(SAN_LABELS)'
 
+# The second compiler: its warnings differ from gcc's (e.g. fallthrough comments).
+clang:
+	@CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	@cmake --build build-clang -j$(JOBS)
+	cd build-clang && ctest $(CTEST_FLAGS) -L 'unit|integration'
+
 check:
 	tools/check.sh
 
@@ -54,4 +61,4 @@ bench: build
 	bench/run_bench.sh
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-clang
