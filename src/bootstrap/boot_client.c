@@ -50,8 +50,9 @@ obc_result_t obc__boot_join(const struct obc__boot_endpoint *ep, int rank, int n
                             int64_t timeout_ns, struct obc__boot **out, struct obc__err *err)
 {
     struct obc__sockaddr addr;
-    struct boot_hdr h = {BOOT_MAGIC, BOOT_VERSION,         BOOT_HELLO, rank, nranks,
-                         0,          OBC_BOOT_SECRET_BYTES};
+    struct boot_hdr h = {
+        BOOT_MAGIC, BOOT_VERSION, BOOT_HELLO, rank, nranks, 0, sizeof(struct boot_hello)};
+    struct boot_hello hello;
     int64_t deadline = deadline_after(timeout_ns);
     if (obc__sock_resolve(ep->host, ep->port, &addr) != 0) {
         return obc__err_set(err, OBC_ERR_INVALID_ARG, "cannot resolve rendezvous host '%s'",
@@ -75,8 +76,11 @@ obc_result_t obc__boot_join(const struct obc__boot_endpoint *ep, int rank, int n
     b->rank = rank;
     b->nranks = nranks;
     b->timeout_ns = timeout_ns;
+    memset(&hello, 0, sizeof(hello));
+    memcpy(hello.secret, ep->secret, sizeof(hello.secret));
+    hello.pid = (int32_t)getpid();
     if (obc__sock_send_all(b->fd, &h, sizeof(h), deadline) != 0 ||
-        obc__sock_send_all(b->fd, ep->secret, OBC_BOOT_SECRET_BYTES, deadline) != 0) {
+        obc__sock_send_all(b->fd, &hello, sizeof(hello), deadline) != 0) {
         close(b->fd);
         free(b);
         return obc__err_set(err, OBC_ERR_PEER_LOST, "rank %d: rendezvous closed the connection",

@@ -26,6 +26,7 @@ struct server {
     int nranks;
     int64_t timeout_ns;
     char secret[OBC_BOOT_SECRET_BYTES];
+    int local_rank; /* the rank in this process (answered last), or -1 */
     int *fds; /* by rank; -1 until admitted */
     unsigned char *blobs;
 };
@@ -76,19 +77,19 @@ static int size_tables(struct server *s, int nranks)
 static void admit(struct server *s, int fd, int *nadmitted)
 {
     struct boot_hdr h;
-    char secret[OBC_BOOT_SECRET_BYTES];
+    struct boot_hello hello;
     char text[160];
     int64_t deadline = obc__now_ns() + HELLO_WAIT_NS;
     const char *problem = NULL;
     obc_result_t code = OBC_ERR_PROTOCOL;
     if (obc__sock_recv_all(fd, &h, sizeof(h), deadline) != 0) {
         problem = "no hello";
-    } else if ((problem = obc__boot_hdr_problem(&h, s->nranks, OBC_BOOT_SECRET_BYTES)) != NULL) {
-    } else if (h.type != BOOT_HELLO || h.nbytes != OBC_BOOT_SECRET_BYTES) {
+    } else if ((problem = obc__boot_hdr_problem(&h, s->nranks, sizeof(hello))) != NULL) {
+    } else if (h.type != BOOT_HELLO || h.nbytes != sizeof(hello)) {
         problem = "expected a hello";
-    } else if (obc__sock_recv_all(fd, secret, sizeof(secret), deadline) != 0) {
+    } else if (obc__sock_recv_all(fd, &hello, sizeof(hello), deadline) != 0) {
         problem = "truncated hello";
-    } else if (!obc__boot_secret_equal(secret, s->secret)) {
+    } else if (!obc__boot_secret_equal(hello.secret, s->secret)) {
         problem = "wrong secret";
         code = OBC_ERR_AUTH;
     } else if (s->nranks == 0 && size_tables(s, h.nranks) != 0) {
@@ -106,6 +107,9 @@ static void admit(struct server *s, int fd, int *nadmitted)
         return;
     }
     s->fds[h.rank] = fd;
+    if (hello.pid == (int32_t)getpid()) {
+        s->local_rank = h.rank;
+    }
     (*nadmitted)++;
     OBC_TRACE(OBC_LOG_BOOT, "bootstrap server: rank %d joined (%d/%d)", h.rank, *nadmitted,
               s->nranks);
@@ -129,29 +133,39 @@ static int admit_all(struct server *s)
     return 0;
 }
 
-/* Answer every rank with the blobs of this round, ordered by rank. */
+/* Send one rank the blobs of this round, ordered by rank. */
+static int send_blobs_to(struct server *s, int r, uint32_t round, uint32_t blob_bytes,
+                         int64_t deadline)
+{
+    struct boot_hdr h = {BOOT_MAGIC, BOOT_VERSION, BOOT_ALL, r, s->nranks, round, 0};
+    h.nbytes = blob_bytes * (uint32_t)s->nranks;
+    if (obc__sock_send_all(s->fds[r], &h, sizeof(h), deadline) != 0) {
+        return -1;
+    }
+    for (int q = 0; q < s->nranks; q++) {
+        if (obc__sock_send_all(s->fds[r], s->blobs + (size_t)q * OBC_BOOT_MAX_BLOB, blob_bytes,
+                               deadline) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Answer every rank, the one in this process last (see struct boot_hello). */
 static int send_all_blobs(struct server *s, uint32_t round, uint32_t blob_bytes)
 {
-    struct boot_hdr h = {BOOT_MAGIC, BOOT_VERSION, BOOT_ALL, 0, s->nranks, round, 0};
     int64_t deadline = deadline_after(s->timeout_ns);
-    h.nbytes = blob_bytes * (uint32_t)s->nranks;
-    for (int r = 0; r < s->nranks; r++) {
-        h.rank = r;
-        if (obc__sock_send_all(s->fds[r], &h, sizeof(h), deadline) != 0) {
-            goto lost;
+    for (int i = 0; i <= s->nranks; i++) {
+        int r = i < s->nranks ? i : s->local_rank;
+        if (r < 0 || (i < s->nranks && r == s->local_rank)) {
+            continue;
         }
-        for (int q = 0; q < s->nranks; q++) {
-            if (obc__sock_send_all(s->fds[r], s->blobs + (size_t)q * OBC_BOOT_MAX_BLOB, blob_bytes,
-                                   deadline) != 0) {
-                goto lost;
-            }
+        if (send_blobs_to(s, r, round, blob_bytes, deadline) != 0) {
+            close(s->fds[r]);
+            s->fds[r] = -1;
+            fail_all(s, OBC_ERR_PEER_LOST, "a rank left the rendezvous during a round");
+            return -1;
         }
-        continue;
-    lost:
-        close(s->fds[r]);
-        s->fds[r] = -1;
-        fail_all(s, OBC_ERR_PEER_LOST, "a rank left the rendezvous during a round");
-        return -1;
     }
     return 0;
 }
@@ -207,7 +221,9 @@ static void server_free(struct server *s)
             close(s->fds[r]);
         }
     }
-    close(s->lfd);
+    if (s->lfd >= 0) {
+        close(s->lfd);
+    }
     free(s->fds);
     free(s->blobs);
     free(s);
@@ -217,6 +233,10 @@ static void *server_main(void *arg)
 {
     struct server *s = arg;
     if (admit_all(s) == 0) {
+        /* Everyone is in: free the port at once, so that the next communicator
+         * of the same job (obc_comm_init_env again) can listen on it. */
+        close(s->lfd);
+        s->lfd = -1;
         for (uint32_t round = 0; serve_round(s, round) == 0; round++) {
         }
     }
@@ -245,6 +265,7 @@ obc_result_t obc__boot_serve(struct obc__boot_endpoint *ep, int nranks, int64_t 
         free(s);
         return obc__err_set(err, OBC_ERR_NO_MEMORY, "rendezvous server for %d ranks", nranks);
     }
+    s->local_rank = -1;
     s->timeout_ns = timeout_ns;
     memcpy(s->secret, ep->secret, sizeof(s->secret));
     s->lfd = obc__sock_listen(&addr, nranks < 128 ? 128 : nranks, &bound);

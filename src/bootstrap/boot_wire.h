@@ -2,7 +2,7 @@
 /*
  * boot_wire.h - the rendezvous wire format, private to src/bootstrap.
  * Each message is a fixed header followed by `nbytes` of payload.
- *   HELLO  client->server  payload: secret text (OBC_BOOT_SECRET_BYTES)
+ *   HELLO  client->server  payload: struct boot_hello (secret text, pid)
  *   DATA   client->server  payload: this rank's blob of round `round`
  *   ALL    server->client  payload: nranks blobs of round `round`
  *   BYE    client->server  no payload: this rank leaves
@@ -30,6 +30,15 @@ struct boot_hdr {
     int32_t nranks;
     uint32_t round;
     uint32_t nbytes;
+};
+
+/* The payload of HELLO. The pid lets the server answer the rank of its own
+ * process last: that rank's process hosts the server and may exit as soon as
+ * it has its answer, which must not cut off the other ranks' answers. */
+struct boot_hello {
+    char secret[OBC_BOOT_SECRET_BYTES];
+    char pad[3];
+    int32_t pid;
 };
 
 /* Validate a header read from the network against what the reader expects.
