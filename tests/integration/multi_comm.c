@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * multi_comm.c - several communicators in one process: the obcrun world,
- * one made with obc_get_unique_id + obc_comm_init_rank (the id broadcast on
- * the world), and one with ranks reversed. Rank and size are right on each;
+ * one made with obc_get_unique_id + obc_comm_init_rank (the id made on world
+ * rank 0 and broadcast), and one with ranks reversed (the id made on the
+ * last world rank, so the rendezvous host is not the new rank 0). Rank and size are right on each;
  * broadcasts interleave across them without mixing data; then two threads
  * broadcast concurrently, each on its own communicator (allowed by obc.h).
  */
@@ -14,15 +15,16 @@
 #include "bcase.h"
 #include "obct.h"
 
-static obc_comm_t *make_comm(obc_comm_t *world, int myrank)
+/* The id is made by world rank `maker`, which then hosts the rendezvous. */
+static obc_comm_t *make_comm(obc_comm_t *world, int myrank, int maker)
 {
     obc_unique_id_t id;
     obc_comm_t *comm = NULL;
     memset(&id, 0, sizeof(id));
-    if (obc_comm_rank(world) == 0) {
+    if (obc_comm_rank(world) == maker) {
         OBCT_OK(obc_get_unique_id(&id), NULL);
     }
-    OBCT_OK(obc_bcast(&id, sizeof(id), OBC_UINT8, 0, world), world);
+    OBCT_OK(obc_bcast(&id, sizeof(id), OBC_UINT8, maker, world), world);
     OBCT_OK(obc_comm_init_rank(&comm, obc_comm_size(world), &id, myrank), NULL);
     OBCT_ASSERT(comm != NULL);
     OBCT_EQ_INT(obc_comm_rank(comm), myrank);
@@ -61,8 +63,8 @@ int main(void)
     obc_comm_t *world = obct_comm_from_env();
     int rank = obc_comm_rank(world);
     int n = obc_comm_size(world);
-    obc_comm_t *same = make_comm(world, rank);
-    obc_comm_t *reversed = make_comm(world, n - 1 - rank);
+    obc_comm_t *same = make_comm(world, rank, 0);
+    obc_comm_t *reversed = make_comm(world, n - 1 - rank, n - 1);
     obc_comm_t *comms[3] = {world, same, reversed};
     struct thread_arg args[2] = {{same, 0x74687231ull}, {reversed, 0x74687232ull}};
     pthread_t th[2];
