@@ -88,7 +88,8 @@ obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *t
 /* Fill the measured defaults for thresholds left at 0. */
 void obc__algo_default_tuning(struct obc__algo_tuning *tuning, int local_nranks);
 
-/* The one place where an algorithm is chosen. `why` receives the reason. */
+/* The one place where an algorithm is chosen. `why` receives the reason
+ * (pass NULL when it will not be logged). */
 const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
                                          const struct obc__algo_tuning *tuning,
                                          const struct obc__coll_args *args, char *why,

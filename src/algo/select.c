@@ -6,6 +6,7 @@
  * (docs/algorithms.md has the table behind them) and can be changed with
  * OBC_EAGER_MAX_BYTES and OBC_CMA_MIN_BYTES.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -97,31 +98,45 @@ void obc__algo_default_tuning(struct obc__algo_tuning *tuning, int local_nranks)
     }
 }
 
+/* Write the reason for a choice, unless nobody will read it (why == NULL):
+ * formatting costs more than a small broadcast itself. */
+static void say(char *why, size_t why_bytes, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t why_bytes, const char *fmt, ...)
+{
+    va_list ap;
+    if (why == NULL) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(why, why_bytes, fmt, ap);
+    va_end(ap);
+}
+
 static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
                                               const struct obc__algo_tuning *tuning,
                                               const struct obc__coll_args *args, char *why,
                                               size_t why_bytes)
 {
     if (ctx->nranks == 1) {
-        snprintf(why, why_bytes, "single rank");
+        say(why, why_bytes, "single rank");
         return args->coll == OBC_COLL_BROADCAST ? &obc__bcast_self : &obc__barrier_self;
     }
     if (args->coll == OBC_COLL_BARRIER) {
-        snprintf(why, why_bytes, "shared counter in the host arena");
+        say(why, why_bytes, "shared counter in the host arena");
         return &obc__barrier_counter;
     }
     if (args->nbytes <= tuning->eager_max_bytes) {
-        snprintf(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes,
-                 tuning->eager_max_bytes);
+        say(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes, tuning->eager_max_bytes);
         return &obc__bcast_eager;
     }
     if (args->nbytes >= tuning->cma_min_bytes && obc__bcast_cma.supports(ctx, args)) {
-        snprintf(why, why_bytes, "%zu bytes >= single-copy limit %zu", args->nbytes,
-                 tuning->cma_min_bytes);
+        say(why, why_bytes, "%zu bytes >= single-copy limit %zu", args->nbytes,
+            tuning->cma_min_bytes);
         return &obc__bcast_cma;
     }
-    snprintf(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,
-             obc__arena_has_cma(ctx->arena) ? "" : " (single-copy reads not permitted)");
+    say(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,
+        obc__arena_has_cma(ctx->arena) ? "" : " (single-copy reads not permitted)");
     return &obc__bcast_arena;
 }
 
@@ -133,13 +148,12 @@ const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
     const struct obc__algo *forced = tuning->forced[args->coll];
     if (forced != NULL && ctx->nranks > 1) {
         if (forced->supports(ctx, args)) {
-            snprintf(why, why_bytes, "forced by OBC_ALGO");
+            say(why, why_bytes, "forced by OBC_ALGO");
             return forced;
         }
         char reason[160];
         const struct obc__algo *a = default_choice(ctx, tuning, args, reason, sizeof(reason));
-        snprintf(why, why_bytes, "OBC_ALGO's %s cannot run this operation; %s", forced->name,
-                 reason);
+        say(why, why_bytes, "OBC_ALGO's %s cannot run this operation; %s", forced->name, reason);
         return a;
     }
     return default_choice(ctx, tuning, args, why, why_bytes);

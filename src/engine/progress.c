@@ -107,8 +107,10 @@ static obc_result_t timeout_error(struct obc__engine *e, const struct obc__op *o
 
 static const struct obc__algo *choose(struct obc__engine *e, const struct obc__op *op)
 {
-    char why[200];
-    const struct obc__algo *a = obc__algo_select(&e->ctx, &e->tuning, &op->args, why, sizeof(why));
+    char why[200] = "";
+    bool logged = OBC_LOG_ENABLED(OBC_LOG_LEVEL_INFO, OBC_LOG_COLL);
+    const struct obc__algo *a =
+        obc__algo_select(&e->ctx, &e->tuning, &op->args, logged ? why : NULL, sizeof(why));
     if (a != e->last_choice[op->args.coll]) {
         OBC_INFO(OBC_LOG_COLL, "%s #%llu: algorithm %s (%s)", obc__coll_name(op->args.coll),
                  (unsigned long long)op->args.seq, a->name, why);
