@@ -13,13 +13,7 @@
 
 static obc_result_t start_async(obc_comm_t *comm, struct obc__op *op, obc_request_t **req)
 {
-    obc_result_t res = obc__engine_broken(comm->engine);
-    if (res != OBC_SUCCESS) {
-        obc__op_unref(op);
-        return obc__err_set(&comm->err, OBC_ERR_ABORTED,
-                            "the communicator is broken by an earlier failure (%s)",
-                            obc_strerror(res));
-    }
+    obc_result_t res;
     struct obc_request *r = calloc(1, sizeof(*r));
     if (r == NULL) {
         obc__op_unref(op);
@@ -35,9 +29,7 @@ static obc_result_t start_async(obc_comm_t *comm, struct obc__op *op, obc_reques
         r->op = op; /* the op's first reference is the request's */
     }
     if (res != OBC_SUCCESS) {
-        if (r->op == NULL) {
-            obc__op_unref(op);
-        }
+        obc__op_unref(op); /* ours: neither the group nor the request keeps it */
         free(r);
         return res;
     }

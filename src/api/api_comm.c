@@ -63,11 +63,6 @@ static obc_result_t init_comm(const struct obc__config *cfg, const struct obc__b
     return OBC_SUCCESS;
 }
 
-static int64_t timeout_ns(const struct obc__config *cfg)
-{
-    return cfg->timeout_s > 0 ? (int64_t)(cfg->timeout_s * 1e9) : -1;
-}
-
 static obc_result_t parse_host_port(const char *text, struct obc__boot_endpoint *ep)
 {
     const char *colon = strrchr(text, ':');
@@ -144,7 +139,7 @@ OBC_API obc_result_t obc_comm_init_env(obc_comm_t **comm)
         OBC_INFO(OBC_LOG_BOOT, "OBC_SECRET is not set: the rendezvous is not authenticated");
     }
     if (rank == 0) {
-        OBC_CHECK(obc__boot_serve(&ep, nranks, timeout_ns(&cfg), NULL));
+        OBC_CHECK(obc__boot_serve(&ep, nranks, obc__config_timeout_ns(cfg.timeout_s), NULL));
     }
     return init_comm(&cfg, &ep, rank, nranks, comm);
 }
@@ -166,7 +161,7 @@ OBC_API obc_result_t obc_get_unique_id(obc_unique_id_t *id)
     for (size_t i = 0; i < sizeof(secret); i++) {
         snprintf(ep.secret + 2 * i, 3, "%02x", secret[i]);
     }
-    OBC_CHECK(obc__boot_serve(&ep, 0, timeout_ns(&cfg), NULL));
+    OBC_CHECK(obc__boot_serve(&ep, 0, obc__config_timeout_ns(cfg.timeout_s), NULL));
     obc__boot_encode_id(&ep, id);
     return OBC_SUCCESS;
 }

@@ -23,11 +23,6 @@ struct obc__boot {
     char where[80];
 };
 
-static int64_t deadline_after(int64_t ns)
-{
-    return ns < 0 ? -1 : obc__now_ns() + ns;
-}
-
 static int connect_retrying(const struct obc__sockaddr *addr, int64_t deadline)
 {
     int64_t backoff = 1000000; /* 1 ms, doubling to 100 ms */
@@ -53,7 +48,7 @@ obc_result_t obc__boot_join(const struct obc__boot_endpoint *ep, int rank, int n
     struct boot_hdr h = {
         BOOT_MAGIC, BOOT_VERSION, BOOT_HELLO, rank, nranks, 0, sizeof(struct boot_hello)};
     struct boot_hello hello;
-    int64_t deadline = deadline_after(timeout_ns);
+    int64_t deadline = obc__boot_deadline(timeout_ns);
     if (obc__sock_resolve(ep->host, ep->port, &addr) != 0) {
         return obc__err_set(err, OBC_ERR_INVALID_ARG, "cannot resolve rendezvous host '%s'",
                             ep->host);
@@ -110,7 +105,7 @@ obc_result_t obc__boot_allgather(struct obc__boot *b, const void *mine, size_t n
 {
     struct boot_hdr h = {BOOT_MAGIC, BOOT_VERSION, BOOT_DATA,       b->rank,
                          b->nranks,  b->round,     (uint32_t)nbytes};
-    int64_t deadline = deadline_after(b->timeout_ns);
+    int64_t deadline = obc__boot_deadline(b->timeout_ns);
     const char *problem;
     if (nbytes > OBC_BOOT_MAX_BLOB) {
         return obc__err_set(err, OBC_ERR_INTERNAL, "bootstrap blob of %zu bytes", nbytes);

@@ -31,11 +31,6 @@ struct server {
     unsigned char *blobs;
 };
 
-static int64_t deadline_after(int64_t ns)
-{
-    return ns < 0 ? -1 : obc__now_ns() + ns;
-}
-
 static void send_error(int fd, obc_result_t code, const char *text)
 {
     struct boot_hdr h = {BOOT_MAGIC, BOOT_VERSION, BOOT_ERROR, 0, 1, (uint32_t)code, 0};
@@ -118,7 +113,7 @@ static void admit(struct server *s, int fd, int *nadmitted)
 static int admit_all(struct server *s)
 {
     int nadmitted = 0;
-    int64_t deadline = deadline_after(s->timeout_ns);
+    int64_t deadline = obc__boot_deadline(s->timeout_ns);
     while (s->nranks == 0 || nadmitted < s->nranks) {
         int fd = obc__sock_accept(s->lfd, deadline);
         if (fd < 0) {
@@ -154,7 +149,7 @@ static int send_blobs_to(struct server *s, int r, uint32_t round, uint32_t blob_
 /* Answer every rank, the one in this process last (see struct boot_hello). */
 static int send_all_blobs(struct server *s, uint32_t round, uint32_t blob_bytes)
 {
-    int64_t deadline = deadline_after(s->timeout_ns);
+    int64_t deadline = obc__boot_deadline(s->timeout_ns);
     for (int i = 0; i <= s->nranks; i++) {
         int r = i < s->nranks ? i : s->local_rank;
         if (r < 0 || (i < s->nranks && r == s->local_rank)) {
@@ -177,7 +172,7 @@ static int serve_round(struct server *s, uint32_t round)
     struct boot_hdr h;
     uint32_t blob_bytes = 0;
     int nbye = 0;
-    int64_t deadline = deadline_after(s->timeout_ns);
+    int64_t deadline = obc__boot_deadline(s->timeout_ns);
     char text[200];
     for (int r = 0; r < s->nranks; r++) {
         const char *problem = NULL;

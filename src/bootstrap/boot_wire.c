@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* boot_wire.c - header validation and secret comparison for the rendezvous. */
+/* boot_wire.c - header validation, secret comparison and deadlines for the rendezvous. */
 #include "bootstrap/boot_wire.h"
 
 #include <string.h>
+
+#include "platform/platform.h"
 
 const char *obc__boot_hdr_problem(const struct boot_hdr *h, int nranks, uint64_t max_payload)
 {
@@ -34,4 +36,9 @@ int obc__boot_secret_equal(const char *a, const char *b)
         diff |= (unsigned char)(a[i] ^ b[i]);
     }
     return diff == 0;
+}
+
+int64_t obc__boot_deadline(int64_t ns)
+{
+    return ns < 0 ? -1 : obc__now_ns() + ns;
 }

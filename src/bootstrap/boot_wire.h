@@ -45,6 +45,9 @@ struct boot_hello {
  * Returns NULL when fine, else a static description of the problem. */
 const char *obc__boot_hdr_problem(const struct boot_hdr *h, int nranks, uint64_t max_payload);
 
+/* The absolute deadline ns from now, or -1 (none) for ns < 0. */
+int64_t obc__boot_deadline(int64_t ns);
+
 /* Constant-time comparison of two secret texts of OBC_BOOT_SECRET_BYTES. */
 int obc__boot_secret_equal(const char *a, const char *b);
 

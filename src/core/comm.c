@@ -232,9 +232,7 @@ obc_result_t obc__comm_create(const struct obc__config *cfg, const struct obc__b
     c->config = *cfg;
     obc__err_init(&c->err);
     obc__log_set_rank(rank);
-    double timeout = cfg->timeout_s;
-    res = obc__boot_join(ep, rank, nranks, timeout > 0 ? (int64_t)(timeout * 1e9) : -1, &boot,
-                         &c->err);
+    res = obc__boot_join(ep, rank, nranks, obc__config_timeout_ns(cfg->timeout_s), &boot, &c->err);
     if (res == OBC_SUCCESS) {
         res = setup(c, boot);
     }

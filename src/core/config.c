@@ -139,23 +139,7 @@ void obc__config_launch_env(struct obc__launch_env *env)
     env->agent_store = getenv("TORCHELASTIC_USE_AGENT_STORE") != NULL;
 }
 
-#define OBC_STRINGIFY_(x) #x
-#define OBC_STRINGIFY(x) OBC_STRINGIFY_(x)
-
-int obc__config_describe(int index, const char **env, const char **def_text, const char **doc)
+int64_t obc__config_timeout_ns(double seconds)
 {
-    static const struct {
-        const char *env, *def_text, *doc;
-    } rows[] = {
-#define OBC_PARAM(field, type, envname, def, docline) {envname, OBC_STRINGIFY(def), docline},
-#include "core/params.def"
-#undef OBC_PARAM
-    };
-    if (index < 0 || (size_t)index >= sizeof(rows) / sizeof(rows[0])) {
-        return 0;
-    }
-    *env = rows[index].env;
-    *def_text = rows[index].def_text;
-    *doc = rows[index].doc;
-    return 1;
+    return seconds > 0 ? (int64_t)(seconds * 1e9) : -1;
 }

@@ -9,6 +9,7 @@
 #define OBC_CORE_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define OBC_CFG_STR_BYTES 256
 
@@ -43,7 +44,8 @@ struct obc__launch_env {
 int obc__config_load(struct obc__config *cfg, char *err, size_t errlen);
 void obc__config_launch_env(struct obc__launch_env *env);
 
-/* One row of the table, for obc-info and docs/env.md. Returns 0 past the end. */
-int obc__config_describe(int index, const char **env, const char **def_text, const char **doc);
+/* Seconds as the library's waits take them: nanoseconds, -1 for "never"
+ * (seconds <= 0). */
+int64_t obc__config_timeout_ns(double seconds);
 
 #endif

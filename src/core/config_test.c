@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * config_test.c - the config table: defaults, parsing of each type
- * (sizes with K/M/G, numbers, strings), and rejection of malformed values.
+ * (sizes with K/M/G, numbers, strings), rejection of malformed values, and
+ * the seconds-to-deadline rule (<= 0 means never).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,17 +72,12 @@ static void rejects_malformed(void **state)
     clear_env(state);
 }
 
-static void describes_every_row(void **state)
+static void timeouts(void **state)
 {
-    const char *env, *def, *doc;
-    int n = 0;
     (void)state;
-    while (obc__config_describe(n, &env, &def, &doc)) {
-        assert_true(strncmp(env, "OBC_", 4) == 0);
-        assert_true(strlen(doc) > 10);
-        n++;
-    }
-    assert_true(n >= 10);
+    assert_true(obc__config_timeout_ns(2.5) == 2500000000ll);
+    assert_true(obc__config_timeout_ns(0) == -1);
+    assert_true(obc__config_timeout_ns(-3) == -1);
 }
 
 int main(void)
@@ -90,7 +86,7 @@ int main(void)
         cmocka_unit_test(defaults),
         cmocka_unit_test(parses_values),
         cmocka_unit_test(rejects_malformed),
-        cmocka_unit_test(describes_every_row),
+        cmocka_unit_test(timeouts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,7 +60,9 @@ void obc__op_set_barrier(struct obc__op *op);
 /* Run op (on the caller's stack) now in this thread if nothing is queued;
  * otherwise queue a heap copy and wait for it. Returns the op's result. */
 obc_result_t obc__engine_run_blocking(struct obc__engine *e, struct obc__op *op);
-/* Queue a heap op; the engine takes its own reference. */
+/* Queue a heap op; the engine takes its own reference. On a broken
+ * communicator the op is not queued but finished with OBC_ERR_ABORTED, which
+ * is also returned. */
 obc_result_t obc__engine_submit(struct obc__engine *e, struct obc__op *op);
 /* Wait for an op of e to finish, running queued ops in this thread while the
  * progress thread is not; the op's result. Does not drop references. */

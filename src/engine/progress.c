@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "engine/engine.h"
 #include "engine/engine_impl.h"
@@ -32,7 +33,7 @@ struct obc__engine {
     const struct obc__algo *last_choice[OBC_COLL_COUNT]; /* for logging changes only */
     _Atomic int64_t timeout_ns;
     _Atomic int broken; /* 0, or the obc_result_t that broke the communicator */
-    char broken_msg[OBC_ERR_MSG_BYTES]; /* its message, written once before `broken` is set */
+    char broken_msg[OBC_ERR_MSG_BYTES]; /* its message, written under `lock` before `broken` */
     _Atomic int first_error; /* first failure since the last synchronize */
     uint64_t next_seq; /* user thread only */
     uint32_t submitted; /* user thread only */
@@ -48,14 +49,9 @@ struct obc__engine {
     pthread_t thread;
 };
 
-static int64_t seconds_to_ns(double s)
-{
-    return s <= 0 ? -1 : (int64_t)(s * 1e9);
-}
-
 void obc__engine_set_timeout(struct obc__engine *e, double seconds)
 {
-    atomic_store(&e->timeout_ns, seconds_to_ns(seconds));
+    atomic_store(&e->timeout_ns, obc__config_timeout_ns(seconds));
 }
 
 obc_result_t obc__engine_broken(const struct obc__engine *e)
@@ -65,13 +61,12 @@ obc_result_t obc__engine_broken(const struct obc__engine *e)
 
 static void mark_broken(struct obc__engine *e, obc_result_t code)
 {
-    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER; /* first failure wins */
-    pthread_mutex_lock(&once);
+    pthread_mutex_lock(&e->lock); /* the first failure wins; its message is kept */
     if (atomic_load(&e->broken) == 0) {
         obc__err_copy(e->ctx.err, e->broken_msg, sizeof(e->broken_msg));
         atomic_store_explicit(&e->broken, (int)code, memory_order_release);
     }
-    pthread_mutex_unlock(&once);
+    pthread_mutex_unlock(&e->lock);
 }
 
 void obc__engine_abort(struct obc__engine *e, obc_result_t code)
@@ -246,6 +241,11 @@ obc_result_t obc__engine_submit(struct obc__engine *e, struct obc__op *op)
     int rc = 0;
     op->args.seq = e->next_seq++;
     op->next = NULL;
+    if (obc__engine_broken(e) != OBC_SUCCESS) {
+        obc_result_t res = broken_error(e, op);
+        obc__op_finish(op, res); /* never queued: whoever waits for it gets res */
+        return res;
+    }
     obc__op_ref(op);
     e->submitted++;
     pthread_mutex_lock(&e->lock);
@@ -324,7 +324,7 @@ obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__
     e->ctx.persist = &e->persist;
     e->ctx.stream_min_bytes = p->tuning.stream_min_bytes;
     e->tuning = p->tuning;
-    atomic_init(&e->timeout_ns, seconds_to_ns(p->timeout_s));
+    atomic_init(&e->timeout_ns, obc__config_timeout_ns(p->timeout_s));
     pthread_mutex_init(&e->lock, NULL);
     pthread_cond_init(&e->wake, NULL);
     *out = e;

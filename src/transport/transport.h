@@ -92,9 +92,6 @@ bool obc__arena_probe_cma(struct obc__arena *a, int peer, const void *remote_add
 void obc__arena_set_cma(struct obc__arena *a, bool usable);
 bool obc__arena_has_cma(const struct obc__arena *a);
 
-int obc__arena_rank(const struct obc__arena *a);
-int obc__arena_nranks(const struct obc__arena *a);
-
 /* Rings. Positions are per ring and advance identically on every local
  * rank: reserve(n) returns the first of n consecutive positions. The writer
  * of a position is the operation's root; every other local rank reads it. */

@@ -191,13 +191,3 @@ size_t obc__arena_bytes(const struct obc__arena *a)
 {
     return a->nbytes;
 }
-
-int obc__arena_rank(const struct obc__arena *a)
-{
-    return a->rank;
-}
-
-int obc__arena_nranks(const struct obc__arena *a)
-{
-    return a->nranks;
-}
