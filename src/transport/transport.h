@@ -9,7 +9,7 @@
  *    single-copy access to a peer's memory (CMA). Implemented in shm/.
  *  - p2p channels (ordered, reliable, non-blocking byte streams between two
  *    ranks), the interface through which TCP joins between hosts; see
- *    struct obc__p2p_ops below and docs/ARCHITECTURE.md.
+ *    obc__p2p_* below and docs/ARCHITECTURE.md.
  * Transports know nothing of collectives: no dtypes, no ops, no
  * communicator; ranks are indexes into their own peer list. They never
  * block: an operation that cannot proceed fills a struct obc__wait, and the
@@ -50,9 +50,15 @@ enum obc__counter_id { OBC_CTR_BARRIER, OBC_CTR_CMA_DONE, OBC_CTR_COUNT };
 
 #define OBC_MAILBOX_BYTES 48
 
+/* Flags of a window: monotonic counters its owner advances (mod 2^32). */
+#define OBC_WIN_FLAGS 4
+
 struct obc__arena_geometry {
     uint32_t nslots[OBC_RING_COUNT];
     size_t slot_bytes[OBC_RING_COUNT];
+    size_t window_bytes; /* per local rank */
+    uint32_t chan_nslots; /* per ordered pair of local ranks */
+    size_t chan_slot_bytes;
 };
 
 /* Timing of waits: busy-poll for spin_ns, then yield the CPU until yield_ns
@@ -119,6 +125,26 @@ void obc__arena_mailbox_post(struct obc__arena *a, uint32_t seq, const void *msg
 bool obc__arena_mailbox_read(struct obc__arena *a, int peer, uint32_t seq, void *msg, size_t nbytes,
                              struct obc__wait *w);
 
+/* Windows: every local rank owns a region of window_bytes that every local
+ * rank may read and write, and OBC_WIN_FLAGS counters that only the owner
+ * advances and anyone may wait on. Which bytes mean what is the user's
+ * (the algorithm's) business; the flags say how far the owner got. */
+unsigned char *obc__arena_window(struct obc__arena *a, int owner);
+size_t obc__arena_window_bytes(const struct obc__arena *a);
+void obc__arena_flag_store(struct obc__arena *a, int idx, uint32_t value); /* own flag */
+/* Has owner's flag idx reached target (wrap-safe)? Else false with *w set. */
+bool obc__arena_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
+                             struct obc__wait *w);
+
+/* Channels: an ordered FIFO of slots from each local rank to each other
+ * one (the shm side of the p2p interface below). */
+void *obc__arena_chan_acquire(struct obc__arena *a, int to, struct obc__wait *w);
+void obc__arena_chan_publish(struct obc__arena *a, int to, size_t nbytes, uint64_t stamp);
+void *obc__arena_chan_peek(struct obc__arena *a, int from, size_t *nbytes, uint64_t *stamp,
+                           struct obc__wait *w);
+void obc__arena_chan_release(struct obc__arena *a, int from);
+size_t obc__arena_chan_slot_bytes(const struct obc__arena *a);
+
 /* Single-copy transfers with a peer's memory (requires has_cma). */
 obc_result_t obc__arena_peer_read(struct obc__arena *a, int peer, void *dst, const void *src,
                                   size_t nbytes);
@@ -134,32 +160,34 @@ obc_result_t obc__arena_health(struct obc__arena *a);
 /* Break the arena for every local rank: their waits fail with `code`. */
 void obc__arena_abort(struct obc__arena *a, obc_result_t code, int culprit_rank);
 
-/* ---------------------------------------------------------- p2p (design) */
+/* -------------------------------------------------------------------- p2p */
 
 /*
- * The p2p interface a network transport implements (TCP, issue #4). Not
- * used within a host. Every member is non-blocking and called only by the
- * thread that runs the communicator's operations.
- *   isend/irecv: queue a byte range to/from a peer under a tag; the buffer
- *     stays owned by the caller until test() reports completion. Messages
- *     between one pair with one tag arrive in order.
- *   test: 1 when the request finished, 0 while pending, < 0 on error
- *     (peer lost: -ECONNRESET), with details in the transport's error sink.
- *   progress: move bytes on every connection; fills *w when it would block.
- *   cancel: forget a pending request (used when the communicator breaks).
+ * p2p: ordered, reliable streams of slots between two ranks of a
+ * communicator, whatever separates them. The interface is slot-based so a
+ * sender can produce data straight into the transport's memory (a
+ * reduction writes its result into the slot; no extra copy) and a receiver
+ * can consume it in place:
+ *   send_acquire  a free slot of slot_bytes() to fill, else NULL and *w;
+ *   send_publish  hand the first nbytes of it over, with a stamp;
+ *   recv_peek     the next slot from a peer, its size and stamp, else NULL;
+ *   recv_release  the slot is consumed; its memory may be reused.
+ * Until it releases a slot, the receiver may also write into it (a
+ * reduction finishes in place there before copying out).
+ * Within a host a slot is memory of the host arena (channels above); the
+ * TCP transport (issue #4) implements the same calls with its socket
+ * staging buffers, driven by epoll. Never blocking: a call that cannot
+ * proceed fills *w, as the arena's calls do.
  */
 struct obc__p2p;
-struct obc__p2p_req;
-struct obc__p2p_ops {
-    const char *name;
-    int (*isend)(struct obc__p2p *t, int peer, uint64_t tag, const void *buf, size_t nbytes,
-                 struct obc__p2p_req **req);
-    int (*irecv)(struct obc__p2p *t, int peer, uint64_t tag, void *buf, size_t nbytes,
-                 struct obc__p2p_req **req);
-    int (*test)(struct obc__p2p *t, struct obc__p2p_req *req);
-    int (*progress)(struct obc__p2p *t, struct obc__wait *w);
-    void (*cancel)(struct obc__p2p *t, struct obc__p2p_req *req);
-    void (*close)(struct obc__p2p *t);
-};
+
+obc_result_t obc__p2p_create(struct obc__arena *arena, struct obc__err *err, struct obc__p2p **out);
+void obc__p2p_destroy(struct obc__p2p *p);
+size_t obc__p2p_slot_bytes(const struct obc__p2p *p, int peer);
+void *obc__p2p_send_acquire(struct obc__p2p *p, int peer, struct obc__wait *w);
+void obc__p2p_send_publish(struct obc__p2p *p, int peer, size_t nbytes, uint64_t stamp);
+void *obc__p2p_recv_peek(struct obc__p2p *p, int peer, size_t *nbytes, uint64_t *stamp,
+                         struct obc__wait *w);
+void obc__p2p_recv_release(struct obc__p2p *p, int peer);
 
 #endif

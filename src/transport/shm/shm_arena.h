@@ -7,6 +7,13 @@
  *   counter[OBC_CTR_COUNT]                          128 B each
  *   ring r: slot headers [nslots[r]]                128 B each (2 lines)
  *   ring r: payload [nslots[r] * slot_bytes[r]]     page aligned
+ *   window flags [nranks][OBC_WIN_FLAGS]            128 B each
+ *   channel slot headers [nranks * nranks][chan_nslots]
+ *   windows [nranks * window_bytes]                 page aligned
+ *   channel payload [nranks * nranks * chan_nslots * chan_slot_bytes]
+ *
+ * Pages are touched only when used: channels between ranks that never talk
+ * cost address space, not memory.
  *
  * Every word that someone may sleep on is a struct shm_flag: the value and
  * a count of sleepers beside it, so a writer calls futex_wake only when
@@ -22,7 +29,7 @@
 #include "transport/transport.h"
 
 #define SHM_MAGIC 0x4f42434du /* "OBCM" */
-#define SHM_VERSION 1
+#define SHM_VERSION 2
 #define SHM_LINE 64
 
 struct shm_flag {
@@ -42,6 +49,14 @@ struct shm_header {
     uint64_t payload_off[OBC_RING_COUNT];
     uint64_t mailbox_off;
     uint64_t counter_off;
+    uint64_t window_bytes;
+    uint64_t win_flag_off;
+    uint64_t window_off;
+    uint32_t chan_nslots;
+    uint32_t pad1;
+    uint64_t chan_slot_bytes;
+    uint64_t chan_hdr_off;
+    uint64_t chan_payload_off;
     _Alignas(SHM_LINE) _Atomic uint32_t abort_code; /* 0, or the obc_result_t that broke it */
     _Atomic int32_t abort_rank;
 };
@@ -79,6 +94,12 @@ struct obc__arena {
     unsigned char *payload[OBC_RING_COUNT];
     struct shm_mailbox *mailboxes;
     struct shm_counter *counters;
+    struct shm_counter *win_flags; /* [rank * OBC_WIN_FLAGS + idx] */
+    unsigned char *windows;
+    struct shm_slot *chan_slots; /* [(from * nranks + to) * chan_nslots + k] */
+    unsigned char *chan_payload;
+    uint64_t *chan_send_pos; /* next position to send to each peer */
+    uint64_t *chan_recv_pos; /* next position to receive from each peer */
     struct obc__arena_peer *peers;
     int *pidfds;
     int64_t next_health_ns; /* when the pidfds are polled next */

@@ -33,11 +33,23 @@ static size_t layout(struct shm_header *h, int nranks, const struct obc__arena_g
         h->slot_hdr_off[r] = off;
         off += sizeof(struct shm_slot) * geo->nslots[r];
     }
+    h->win_flag_off = off;
+    off += sizeof(struct shm_counter) * OBC_WIN_FLAGS * (size_t)nranks;
+    h->chan_nslots = geo->chan_nslots;
+    h->chan_slot_bytes = geo->chan_slot_bytes;
+    h->chan_hdr_off = off;
+    off += sizeof(struct shm_slot) * geo->chan_nslots * (size_t)nranks * (size_t)nranks;
     for (int r = 0; r < OBC_RING_COUNT; r++) {
         off = round_up(off, PAGE);
         h->payload_off[r] = off;
         off += geo->nslots[r] * geo->slot_bytes[r];
     }
+    h->window_bytes = round_up(geo->window_bytes, PAGE);
+    h->window_off = off;
+    off += h->window_bytes * (size_t)nranks;
+    h->chan_payload_off = off;
+    off +=
+        round_up(geo->chan_nslots * geo->chan_slot_bytes, PAGE) * (size_t)nranks * (size_t)nranks;
     return round_up(off, PAGE);
 }
 
@@ -54,7 +66,14 @@ static bool header_valid(const struct shm_header *h, int nranks, size_t mapped)
             return false;
         }
     }
-    return h->counter_off + sizeof(struct shm_counter) * OBC_CTR_COUNT <= mapped;
+    uint64_t chan_pair = round_up(h->chan_nslots * h->chan_slot_bytes, PAGE);
+    return h->counter_off + sizeof(struct shm_counter) * OBC_CTR_COUNT <= mapped &&
+        h->win_flag_off + sizeof(struct shm_counter) * OBC_WIN_FLAGS * (uint64_t)nranks <= mapped &&
+        h->chan_hdr_off + sizeof(struct shm_slot) * h->chan_nslots * (uint64_t)nranks * nranks <=
+        mapped &&
+        h->window_off + h->window_bytes * (uint64_t)nranks <= mapped && h->chan_nslots > 0 &&
+        h->chan_slot_bytes > 0 &&
+        h->chan_payload_off + chan_pair * (uint64_t)nranks * nranks <= mapped;
 }
 
 static obc_result_t wire_up(struct obc__arena *a, const struct obc__arena_peer *peers)
@@ -66,9 +85,16 @@ static obc_result_t wire_up(struct obc__arena *a, const struct obc__arena_peer *
         a->slots[r] = (struct shm_slot *)(base + a->hdr->slot_hdr_off[r]);
         a->payload[r] = base + a->hdr->payload_off[r];
     }
+    a->win_flags = (struct shm_counter *)(base + a->hdr->win_flag_off);
+    a->windows = base + a->hdr->window_off;
+    a->chan_slots = (struct shm_slot *)(base + a->hdr->chan_hdr_off);
+    a->chan_payload = base + a->hdr->chan_payload_off;
+    a->chan_send_pos = calloc((size_t)a->nranks, sizeof(uint64_t));
+    a->chan_recv_pos = calloc((size_t)a->nranks, sizeof(uint64_t));
     a->peers = malloc(sizeof(*a->peers) * (size_t)a->nranks);
     a->pidfds = malloc(sizeof(int) * (size_t)a->nranks);
-    if (a->peers == NULL || a->pidfds == NULL) {
+    if (a->peers == NULL || a->pidfds == NULL || a->chan_send_pos == NULL ||
+        a->chan_recv_pos == NULL) {
         return obc__err_set(a->err, OBC_ERR_NO_MEMORY, "arena peer table");
     }
     for (int r = 0; r < a->nranks; r++) {
@@ -184,6 +210,8 @@ void obc__arena_destroy(struct obc__arena *a)
     obc__shm_detach(a->hdr, a->nbytes);
     free(a->peers);
     free(a->pidfds);
+    free(a->chan_send_pos);
+    free(a->chan_recv_pos);
     free(a);
 }
 

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm_chan.c - channels: a FIFO of slots from one local rank to another,
+ * the shared-memory side of the p2p interface. The same lock-free protocol
+ * as the arena's rings with exactly one reader: a slot is published by
+ * storing (pos + 1) into its "filled" word after the payload, and free
+ * again when its "released" count reaches the number of its past uses.
+ * Each side keeps its own position, so nothing is ever reset.
+ */
+#include "transport/shm/shm_arena.h"
+
+#define PAGE 4096
+
+static size_t pair_payload_bytes(const struct obc__arena *a)
+{
+    size_t n = a->hdr->chan_nslots * a->hdr->chan_slot_bytes;
+    return (n + PAGE - 1) / PAGE * PAGE;
+}
+
+static struct shm_slot *chan_slot(struct obc__arena *a, int from, int to, uint64_t pos)
+{
+    size_t pair = (size_t)from * (size_t)a->nranks + (size_t)to;
+    return &a->chan_slots[pair * a->hdr->chan_nslots + pos % a->hdr->chan_nslots];
+}
+
+static unsigned char *chan_payload(struct obc__arena *a, int from, int to, uint64_t pos)
+{
+    size_t pair = (size_t)from * (size_t)a->nranks + (size_t)to;
+    return a->chan_payload + pair * pair_payload_bytes(a) +
+        (pos % a->hdr->chan_nslots) * a->hdr->chan_slot_bytes;
+}
+
+size_t obc__arena_chan_slot_bytes(const struct obc__arena *a)
+{
+    return (size_t)a->hdr->chan_slot_bytes;
+}
+
+void *obc__arena_chan_acquire(struct obc__arena *a, int to, struct obc__wait *w)
+{
+    uint64_t pos = a->chan_send_pos[to];
+    struct shm_slot *s = chan_slot(a, a->rank, to, pos);
+    uint32_t need = (uint32_t)(pos / a->hdr->chan_nslots);
+    uint32_t now = atomic_load_explicit(&s->released.value, memory_order_acquire);
+    if (now != need) {
+        shm_wait_on(w, &s->released, now, to);
+        return NULL;
+    }
+    return chan_payload(a, a->rank, to, pos);
+}
+
+void obc__arena_chan_publish(struct obc__arena *a, int to, size_t nbytes, uint64_t stamp)
+{
+    uint64_t pos = a->chan_send_pos[to]++;
+    struct shm_slot *s = chan_slot(a, a->rank, to, pos);
+    s->nbytes = nbytes;
+    s->stamp = stamp;
+    obc__shm_flag_store(&s->filled, (uint32_t)(pos + 1));
+}
+
+void *obc__arena_chan_peek(struct obc__arena *a, int from, size_t *nbytes, uint64_t *stamp,
+                           struct obc__wait *w)
+{
+    uint64_t pos = a->chan_recv_pos[from];
+    struct shm_slot *s = chan_slot(a, from, a->rank, pos);
+    uint32_t now = atomic_load_explicit(&s->filled.value, memory_order_acquire);
+    if (now != (uint32_t)(pos + 1)) {
+        shm_wait_on(w, &s->filled, now, from);
+        return NULL;
+    }
+    *nbytes = (size_t)s->nbytes;
+    *stamp = s->stamp;
+    return chan_payload(a, from, a->rank, pos);
+}
+
+void obc__arena_chan_release(struct obc__arena *a, int from)
+{
+    uint64_t pos = a->chan_recv_pos[from]++;
+    obc__shm_flag_add(&chan_slot(a, from, a->rank, pos)->released, 1);
+}

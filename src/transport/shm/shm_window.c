@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm_window.c - windows: one region of the host segment per local rank,
+ * readable and writable by every local rank, with a few counters that only
+ * the owner advances. Algorithms that need every rank to work on every
+ * other rank's data at once (each rank reduces one slice of everybody's
+ * input) lay their chunks out in windows and order their steps with the
+ * flags: "my input for chunk k is in place", "my slice of chunk k is
+ * reduced", "I am done with chunk k".
+ */
+#include "transport/shm/shm_arena.h"
+
+unsigned char *obc__arena_window(struct obc__arena *a, int owner)
+{
+    return a->windows + (size_t)owner * a->hdr->window_bytes;
+}
+
+size_t obc__arena_window_bytes(const struct obc__arena *a)
+{
+    return (size_t)a->hdr->window_bytes;
+}
+
+static struct shm_flag *flag_of(struct obc__arena *a, int owner, int idx)
+{
+    return &a->win_flags[owner * OBC_WIN_FLAGS + idx].value;
+}
+
+void obc__arena_flag_store(struct obc__arena *a, int idx, uint32_t value)
+{
+    obc__shm_flag_store(flag_of(a, a->rank, idx), value);
+}
+
+bool obc__arena_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
+                             struct obc__wait *w)
+{
+    struct shm_flag *f = flag_of(a, owner, idx);
+    uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
+    if ((int32_t)(now - target) >= 0) {
+        return true;
+    }
+    shm_wait_on(w, f, now, owner);
+    return false;
+}
