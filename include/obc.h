@@ -220,6 +220,84 @@ OBC_API obc_result_t obc_bcast(void *buf, size_t count, obc_dtype_t dtype, int r
  */
 OBC_API obc_result_t obc_barrier(obc_comm_t *comm);
 
+/*
+ * Reductions (obc_allreduce, obc_reduce, obc_reduce_scatter)
+ *
+ * Elementwise over ranks, with op:
+ *  - OBC_SUM, OBC_PROD: integers wrap modulo 2^bits (two's complement for
+ *    the signed types; never undefined behaviour);
+ *  - OBC_MIN, OBC_MAX: for floats a NaN in any input gives NaN;
+ *  - OBC_AVG: the SUM divided by the number of ranks. Floats divide in
+ *    their accumulator type and round once; integers divide the wrapped
+ *    SUM and truncate toward zero (-7 / 2 = -3), as C does.
+ * float16 and bfloat16 are accumulated in float32 by every algorithm, also
+ * across ranks (partial sums travel as float32), and rounded once to the
+ * 16-bit type, to nearest even.
+ *
+ * Determinism: every element of the result is computed by one rank, in an
+ * order fixed by the algorithm, the rank count and count alone (never by
+ * timing), and then copied to the others. So every rank receives bitwise
+ * identical bytes, and a rerun with the same inputs, ranks and algorithm
+ * reproduces them. Different algorithms add in different orders (see
+ * docs/algorithms.md), so float results may differ between them in the
+ * last bits, as between NCCL's ring and tree.
+ * ------------------------------------------------------------------------ */
+
+/*
+ * obc_allreduce - recvbuf = op over all ranks of sendbuf (count elements).
+ * sendbuf == recvbuf is in place; otherwise the buffers must not overlap and
+ * sendbuf is not modified. Collective, blocking: returns when recvbuf holds
+ * the result. Returns OBC_SUCCESS; OBC_ERR_INVALID_ARG (comm NULL, a buffer
+ * NULL with count > 0, bad dtype or op, overlapping buffers);
+ * OBC_ERR_TIMEOUT, OBC_ERR_PEER_LOST, OBC_ERR_ABORTED, OBC_ERR_MISMATCH,
+ * OBC_ERR_SYSTEM.
+ */
+OBC_API obc_result_t obc_allreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                   obc_dtype_t dtype, obc_redop_t op, obc_comm_t *comm);
+
+/*
+ * obc_reduce - the root's recvbuf = op over all ranks of sendbuf. recvbuf
+ * is used on the root only (others may pass NULL); sendbuf == recvbuf on
+ * the root is in place. Collective, blocking: returns when this rank's
+ * part is done (the root: recvbuf holds the result). Codes as
+ * obc_allreduce, plus OBC_ERR_INVALID_ARG for a root out of range.
+ */
+OBC_API obc_result_t obc_reduce(const void *sendbuf, void *recvbuf, size_t count, obc_dtype_t dtype,
+                                obc_redop_t op, int root, obc_comm_t *comm);
+
+/*
+ * obc_allgather - recvbuf (nranks * sendcount elements) receives every
+ * rank's sendbuf, rank r's at element r * sendcount. In place (as NCCL):
+ * sendbuf == recvbuf + rank * sendcount elements, the rank's own block
+ * already in recvbuf. Collective, blocking. Codes as obc_allreduce.
+ */
+OBC_API obc_result_t obc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                   obc_dtype_t dtype, obc_comm_t *comm);
+
+/*
+ * obc_reduce_scatter - sendbuf holds nranks * recvcount elements; recvbuf
+ * (recvcount elements) receives block `rank` of their reduction over
+ * ranks: recvbuf[i] = op over ranks of sendbuf[rank * recvcount + i]. In
+ * place (as NCCL): recvbuf == sendbuf + rank * recvcount elements.
+ * Collective, blocking. Codes as obc_allreduce.
+ */
+OBC_API obc_result_t obc_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                        obc_dtype_t dtype, obc_redop_t op, obc_comm_t *comm);
+
+/*
+ * obc_check_consistency - do all ranks hold the same bytes as the root?
+ * Every rank hashes its `bytes` bytes at buf (XXH3, 64 bits) and the hashes
+ * are gathered: *ndiff receives the number of ranks whose hash differs
+ * from the root's, *first_diff_rank the lowest such rank, or -1. The same
+ * answer on every rank. Costs one pass over buf and one small collective;
+ * a differing buffer is reported except with probability ~2^-64.
+ * Collective, blocking. ndiff and first_diff_rank may be NULL. Codes as
+ * obc_allreduce (bytes may differ between ranks: that is a difference, not
+ * an error).
+ */
+OBC_API obc_result_t obc_check_consistency(const void *buf, size_t bytes, int root, int *ndiff,
+                                           int *first_diff_rank, obc_comm_t *comm);
+
 /* ------------------------------------------------------------------------
  * Non-blocking collectives
  *
@@ -242,6 +320,20 @@ OBC_API obc_result_t obc_ibroadcast(const void *sendbuf, void *recvbuf, size_t c
 
 /* obc_ibarrier - non-blocking obc_barrier; codes as obc_ibroadcast. */
 OBC_API obc_result_t obc_ibarrier(obc_comm_t *comm, obc_request_t **req);
+
+/* Non-blocking obc_allreduce, obc_reduce, obc_allgather and
+ * obc_reduce_scatter; codes as obc_ibroadcast. */
+OBC_API obc_result_t obc_iallreduce(const void *sendbuf, void *recvbuf, size_t count,
+                                    obc_dtype_t dtype, obc_redop_t op, obc_comm_t *comm,
+                                    obc_request_t **req);
+OBC_API obc_result_t obc_ireduce(const void *sendbuf, void *recvbuf, size_t count,
+                                 obc_dtype_t dtype, obc_redop_t op, int root, obc_comm_t *comm,
+                                 obc_request_t **req);
+OBC_API obc_result_t obc_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                    obc_dtype_t dtype, obc_comm_t *comm, obc_request_t **req);
+OBC_API obc_result_t obc_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                         obc_dtype_t dtype, obc_redop_t op, obc_comm_t *comm,
+                                         obc_request_t **req);
 
 /*
  * obc_wait - block until req's operation completes, free req and return

@@ -23,11 +23,21 @@
 #include "core/status.h"
 #include "transport/transport.h"
 
-enum obc__coll { OBC_COLL_BROADCAST, OBC_COLL_BARRIER, OBC_COLL_COUNT };
+enum obc__coll {
+    OBC_COLL_BROADCAST,
+    OBC_COLL_BARRIER,
+    OBC_COLL_ALLREDUCE,
+    OBC_COLL_REDUCE,
+    OBC_COLL_ALLGATHER,
+    OBC_COLL_REDUCE_SCATTER,
+    OBC_COLL_COUNT
+};
 
 /* One contiguous piece of a (possibly fused) operation. For broadcast,
  * `send` is read on the root only, `recv` is written on every rank (the
- * root copies send to recv itself when they differ). */
+ * root copies send to recv itself when they differ). The other collectives
+ * have one segment: the user's two buffers as given (send == recv in place;
+ * for allgather and reduce_scatter the NCCL in-place conventions). */
 struct obc__seg {
     const void *send;
     void *recv;
@@ -38,8 +48,10 @@ struct obc__coll_args {
     enum obc__coll coll;
     int root;
     obc_dtype_t dtype;
-    size_t count; /* elements, as the user gave them (summed when fused) */
-    size_t nbytes; /* total over segs */
+    obc_redop_t redop; /* reductions only */
+    size_t count; /* elements, as the user gave them (summed when fused): per
+                   * rank's block for allgather and reduce_scatter */
+    size_t nbytes; /* count * dtype size (total over segs) */
     const struct obc__seg *segs;
     size_t nsegs;
     uint64_t seq; /* position of this operation on the communicator */
@@ -50,19 +62,38 @@ struct obc__coll_args {
 struct obc__algo_persist {
     uint32_t barrier_epoch;
     uint32_t cma_epoch;
+    uint32_t window_chunks; /* chunks moved through the arena's windows so far */
+};
+
+/* An ordered set of ranks an algorithm runs over: the whole communicator,
+ * the ranks of this rank's host, or the host leaders (the lowest rank of
+ * each host). me is this rank's index in it, -1 when not a member. */
+struct obc__team {
+    int n;
+    int me;
+    const int *ranks;
 };
 
 /* Everything an algorithm may use. */
 struct obc__algo_ctx {
     struct obc__arena *arena;
+    struct obc__p2p *p2p;
     int rank;
     int nranks;
+    int nhosts;
+    struct obc__team world, host, leaders;
     struct obc__err *err;
     struct obc__algo_persist *persist;
     size_t stream_min_bytes; /* from the tuning: when copies use streaming stores */
+    size_t recdbl_max_bytes; /* from the tuning: leaders' small-message allreduce */
+    /* Bounded scratch for partial results in the accumulator type (16-bit
+     * floats accumulate in float32): algorithms that need it work in
+     * segments of at most scratch_bytes. Owned by the engine. */
+    void *scratch;
+    size_t scratch_bytes;
 };
 
-#define OBC_ALGO_STATE_BYTES 256
+#define OBC_ALGO_STATE_BYTES 1024
 
 struct obc__algo {
     enum obc__coll coll;
@@ -76,6 +107,7 @@ struct obc__algo {
 /* Thresholds and forced choices, decided once at communicator creation. */
 struct obc__algo_tuning {
     size_t eager_max_bytes; /* broadcasts up to this go through the eager ring */
+    size_t recdbl_max_bytes; /* allreduces up to this across hosts: recursive doubling */
     size_t cma_min_bytes; /* broadcasts from this size read the root's buffer directly */
     size_t stream_min_bytes; /* from this size, destinations get streaming stores */
     const struct obc__algo *forced[OBC_COLL_COUNT];
@@ -97,12 +129,22 @@ const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
 
 const char *obc__coll_name(enum obc__coll coll);
 
+/* supports() of the shared-memory algorithms: every rank is in the host
+ * arena (and teams are small enough for their stack tables). */
+bool obc__algo_on_one_arena(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args);
+
 /* A stamp that identifies one operation: its sequence number and a hash of
  * what every rank must agree on. Carried in staged data, compared on read. */
 uint64_t obc__algo_stamp(const struct obc__coll_args *args);
 
 /* The algorithms (each defined in its own file; the registry is in select.c). */
 extern const struct obc__algo obc__bcast_self, obc__bcast_eager, obc__bcast_arena, obc__bcast_cma;
-extern const struct obc__algo obc__barrier_self, obc__barrier_counter;
+extern const struct obc__algo obc__barrier_self, obc__barrier_counter, obc__barrier_dissem;
+extern const struct obc__algo obc__allreduce_self, obc__allreduce_shm, obc__allreduce_ring,
+    obc__allreduce_recdbl, obc__allreduce_hier;
+extern const struct obc__algo obc__reduce_self, obc__reduce_shm, obc__reduce_ring;
+extern const struct obc__algo obc__allgather_self, obc__allgather_shm, obc__allgather_ring;
+extern const struct obc__algo obc__reduce_scatter_self, obc__reduce_scatter_shm,
+    obc__reduce_scatter_ring;
 
 #endif

@@ -14,13 +14,19 @@
 #include "algo/algo.h"
 
 static const struct obc__algo *const registry[] = {
-    &obc__bcast_self, &obc__bcast_eager,  &obc__bcast_arena,
-    &obc__bcast_cma,  &obc__barrier_self, &obc__barrier_counter,
+    &obc__bcast_self,          &obc__bcast_eager,        &obc__bcast_arena,
+    &obc__bcast_cma,           &obc__barrier_self,       &obc__barrier_counter,
+    &obc__barrier_dissem,      &obc__allreduce_self,     &obc__allreduce_shm,
+    &obc__allreduce_ring,      &obc__allreduce_recdbl,   &obc__allreduce_hier,
+    &obc__reduce_self,         &obc__reduce_shm,         &obc__reduce_ring,
+    &obc__allgather_self,      &obc__allgather_shm,      &obc__allgather_ring,
+    &obc__reduce_scatter_self, &obc__reduce_scatter_shm, &obc__reduce_scatter_ring,
 };
 
 static const char *const coll_names[OBC_COLL_COUNT] = {
-    [OBC_COLL_BROADCAST] = "broadcast",
-    [OBC_COLL_BARRIER] = "barrier",
+    [OBC_COLL_BROADCAST] = "broadcast", [OBC_COLL_BARRIER] = "barrier",
+    [OBC_COLL_ALLREDUCE] = "allreduce", [OBC_COLL_REDUCE] = "reduce",
+    [OBC_COLL_ALLGATHER] = "allgather", [OBC_COLL_REDUCE_SCATTER] = "reduce_scatter",
 };
 
 const char *obc__coll_name(enum obc__coll coll)
@@ -61,7 +67,9 @@ obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *t
         if (a == NULL) {
             return obc__err_set(err, OBC_ERR_INVALID_ARG,
                                 "OBC_ALGO entry '%s' is not COLLECTIVE=ALGORITHM with a known "
-                                "name (broadcast: eager, arena, cma; barrier: counter)",
+                                "name (broadcast: eager, arena, cma; barrier: counter, "
+                                "dissemination; allreduce: shm, ring, recdbl, hier; reduce: shm, "
+                                "ring; allgather, reduce_scatter: shm, ring)",
                                 tok);
         }
         tuning->forced[coll] = a;
@@ -96,6 +104,9 @@ void obc__algo_default_tuning(struct obc__algo_tuning *tuning, int local_nranks)
     if (tuning->cma_min_bytes == 0) {
         tuning->cma_min_bytes = SIZE_MAX; /* never by default: see above */
     }
+    if (tuning->recdbl_max_bytes == 0) {
+        tuning->recdbl_max_bytes = 64 * 1024;
+    }
 }
 
 /* Write the reason for a choice, unless nobody will read it (why == NULL):
@@ -113,19 +124,11 @@ static void say(char *why, size_t why_bytes, const char *fmt, ...)
     va_end(ap);
 }
 
-static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
-                                              const struct obc__algo_tuning *tuning,
-                                              const struct obc__coll_args *args, char *why,
-                                              size_t why_bytes)
+static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
+                                                const struct obc__algo_tuning *tuning,
+                                                const struct obc__coll_args *args, char *why,
+                                                size_t why_bytes)
 {
-    if (ctx->nranks == 1) {
-        say(why, why_bytes, "single rank");
-        return args->coll == OBC_COLL_BROADCAST ? &obc__bcast_self : &obc__barrier_self;
-    }
-    if (args->coll == OBC_COLL_BARRIER) {
-        say(why, why_bytes, "shared counter in the host arena");
-        return &obc__barrier_counter;
-    }
     if (args->nbytes <= tuning->eager_max_bytes) {
         say(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes, tuning->eager_max_bytes);
         return &obc__bcast_eager;
@@ -138,6 +141,69 @@ static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
     say(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,
         obc__arena_has_cma(ctx->arena) ? "" : " (single-copy reads not permitted)");
     return &obc__bcast_arena;
+}
+
+/*
+ * Reductions and gathers. Within one host (or every rank in one arena) the
+ * shared-memory algorithms move each byte through memory the fewest times
+ * and let every rank work at once. Across hosts: allreduce is
+ * hierarchical (the host stages in shared memory, only leaders on the
+ * network; its leader stage picks recursive doubling up to
+ * recdbl_max_bytes, the ring above), the others use the ring.
+ */
+static const struct obc__algo *reduction_choice(const struct obc__algo_ctx *ctx,
+                                                const struct obc__coll_args *args, char *why,
+                                                size_t why_bytes)
+{
+    static const struct obc__algo *const within[OBC_COLL_COUNT] = {
+        [OBC_COLL_BARRIER] = &obc__barrier_counter,
+        [OBC_COLL_ALLREDUCE] = &obc__allreduce_shm,
+        [OBC_COLL_REDUCE] = &obc__reduce_shm,
+        [OBC_COLL_ALLGATHER] = &obc__allgather_shm,
+        [OBC_COLL_REDUCE_SCATTER] = &obc__reduce_scatter_shm,
+    };
+    static const struct obc__algo *const across[OBC_COLL_COUNT] = {
+        [OBC_COLL_BARRIER] = &obc__barrier_dissem,
+        [OBC_COLL_ALLREDUCE] = &obc__allreduce_hier,
+        [OBC_COLL_REDUCE] = &obc__reduce_ring,
+        [OBC_COLL_ALLGATHER] = &obc__allgather_ring,
+        [OBC_COLL_REDUCE_SCATTER] = &obc__reduce_scatter_ring,
+    };
+    const struct obc__algo *a = within[args->coll];
+    if (ctx->nhosts == 1 && a->supports(ctx, args)) {
+        say(why, why_bytes, "one host: shared memory");
+        return a;
+    }
+    a = across[args->coll];
+    if (a->supports(ctx, args)) {
+        say(why, why_bytes, "%d hosts", ctx->nhosts);
+        return a;
+    }
+    say(why, why_bytes, "%d hosts, %s not possible here: ring", ctx->nhosts, a->name);
+    return args->coll == OBC_COLL_ALLREDUCE ? &obc__allreduce_ring : across[args->coll];
+}
+
+static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
+                                              const struct obc__algo_tuning *tuning,
+                                              const struct obc__coll_args *args, char *why,
+                                              size_t why_bytes)
+{
+    static const struct obc__algo *const single[OBC_COLL_COUNT] = {
+        [OBC_COLL_BROADCAST] = &obc__bcast_self,
+        [OBC_COLL_BARRIER] = &obc__barrier_self,
+        [OBC_COLL_ALLREDUCE] = &obc__allreduce_self,
+        [OBC_COLL_REDUCE] = &obc__reduce_self,
+        [OBC_COLL_ALLGATHER] = &obc__allgather_self,
+        [OBC_COLL_REDUCE_SCATTER] = &obc__reduce_scatter_self,
+    };
+    if (ctx->nranks == 1) {
+        say(why, why_bytes, "single rank");
+        return single[args->coll];
+    }
+    if (args->coll == OBC_COLL_BROADCAST) {
+        return broadcast_choice(ctx, tuning, args, why, why_bytes);
+    }
+    return reduction_choice(ctx, args, why, why_bytes);
 }
 
 const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
@@ -175,5 +241,9 @@ uint64_t obc__algo_stamp(const struct obc__coll_args *args)
     h = mix(h, (uint64_t)args->coll);
     h = mix(h, (uint64_t)(int64_t)args->root);
     h = mix(h, (uint64_t)args->nbytes);
+    if (args->coll != OBC_COLL_BROADCAST) { /* fused broadcasts mix dtypes */
+        h = mix(h, (uint64_t)args->dtype);
+        h = mix(h, (uint64_t)args->redop);
+    }
     return (args->seq << 32) ^ (h & 0xffffffffull);
 }

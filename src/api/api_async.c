@@ -11,7 +11,7 @@
 #include "core/comm.h"
 #include "engine/engine.h"
 
-static obc_result_t start_async(obc_comm_t *comm, struct obc__op *op, obc_request_t **req)
+obc_result_t obc__api_start_async(obc_comm_t *comm, struct obc__op *op, obc_request_t **req)
 {
     obc_result_t res;
     struct obc_request *r = calloc(1, sizeof(*r));
@@ -37,7 +37,7 @@ static obc_result_t start_async(obc_comm_t *comm, struct obc__op *op, obc_reques
     return OBC_SUCCESS;
 }
 
-static obc_result_t check_req_out(const char *fn, obc_comm_t *comm, obc_request_t **req)
+obc_result_t obc__api_check_req_out(const char *fn, obc_comm_t *comm, obc_request_t **req)
 {
     if (req == NULL) {
         return obc__err_set(&comm->err, OBC_ERR_INVALID_ARG, "%s: req is NULL", fn);
@@ -51,25 +51,25 @@ OBC_API obc_result_t obc_ibroadcast(const void *sendbuf, void *recvbuf, size_t c
                                     obc_request_t **req)
 {
     OBC_CHECK(obc__api_check_bcast("obc_ibroadcast", sendbuf, recvbuf, count, dtype, root, comm));
-    OBC_CHECK(check_req_out("obc_ibroadcast", comm, req));
+    OBC_CHECK(obc__api_check_req_out("obc_ibroadcast", comm, req));
     struct obc__op *op = obc__op_new();
     if (op == NULL) {
         return obc__err_set(&comm->err, OBC_ERR_NO_MEMORY, "operation");
     }
     obc__op_set_bcast(op, comm->rank == root ? sendbuf : recvbuf, recvbuf, count, dtype, root);
-    return start_async(comm, op, req);
+    return obc__api_start_async(comm, op, req);
 }
 
 OBC_API obc_result_t obc_ibarrier(obc_comm_t *comm, obc_request_t **req)
 {
     OBC_CHECK(obc__api_check_comm("obc_ibarrier", comm));
-    OBC_CHECK(check_req_out("obc_ibarrier", comm, req));
+    OBC_CHECK(obc__api_check_req_out("obc_ibarrier", comm, req));
     struct obc__op *op = obc__op_new();
     if (op == NULL) {
         return obc__err_set(&comm->err, OBC_ERR_NO_MEMORY, "operation");
     }
     obc__op_set_barrier(op);
-    return start_async(comm, op, req);
+    return obc__api_start_async(comm, op, req);
 }
 
 OBC_API obc_result_t obc_wait(obc_request_t *req)

@@ -63,7 +63,7 @@ obc_result_t obc__api_check_bcast(const char *fn, const void *sendbuf, void *rec
 }
 
 /* Blocking calls: inline (or behind queued ops), or collected by a group. */
-static obc_result_t run_blocking(obc_comm_t *comm, struct obc__op *op)
+obc_result_t obc__api_run_blocking(obc_comm_t *comm, struct obc__op *op)
 {
     if (obc__group_active()) {
         struct obc__op *h = obc__op_new();
@@ -89,7 +89,7 @@ OBC_API obc_result_t obc_broadcast(const void *sendbuf, void *recvbuf, size_t co
     OBC_CHECK(obc__api_check_bcast("obc_broadcast", sendbuf, recvbuf, count, dtype, root, comm));
     memset(&op, 0, sizeof(op));
     obc__op_set_bcast(&op, comm->rank == root ? sendbuf : recvbuf, recvbuf, count, dtype, root);
-    return run_blocking(comm, &op);
+    return obc__api_run_blocking(comm, &op);
 }
 
 OBC_API obc_result_t obc_bcast(void *buf, size_t count, obc_dtype_t dtype, int root,
@@ -99,7 +99,7 @@ OBC_API obc_result_t obc_bcast(void *buf, size_t count, obc_dtype_t dtype, int r
     OBC_CHECK(obc__api_check_bcast("obc_bcast", buf, buf, count, dtype, root, comm));
     memset(&op, 0, sizeof(op));
     obc__op_set_bcast(&op, buf, buf, count, dtype, root);
-    return run_blocking(comm, &op);
+    return obc__api_run_blocking(comm, &op);
 }
 
 OBC_API obc_result_t obc_barrier(obc_comm_t *comm)
@@ -108,5 +108,5 @@ OBC_API obc_result_t obc_barrier(obc_comm_t *comm)
     OBC_CHECK(obc__api_check_comm("obc_barrier", comm));
     memset(&op, 0, sizeof(op));
     obc__op_set_barrier(&op);
-    return run_blocking(comm, &op);
+    return obc__api_run_blocking(comm, &op);
 }

@@ -30,13 +30,17 @@ static obc_result_t start_engine(struct obc_comm *c)
     struct obc__engine_params p;
     memset(&p, 0, sizeof(p));
     p.arena = c->arena;
+    p.p2p = c->p2p;
     p.rank = c->rank;
     p.nranks = c->nranks;
+    p.nhosts = c->topo.nhosts;
+    p.host_of = c->topo.host_of;
     p.err = &c->err;
     p.timeout_s = c->config.timeout_s;
     p.tuning.eager_max_bytes = c->config.eager_max_bytes;
     p.tuning.cma_min_bytes = c->config.cma_min_bytes;
     p.tuning.stream_min_bytes = c->config.stream_min_bytes;
+    p.tuning.recdbl_max_bytes = c->config.recdbl_max_bytes;
     obc__algo_default_tuning(&p.tuning, c->topo.local_nranks);
     obc_result_t res = obc__algo_parse_forced(c->config.algo, &p.tuning, &c->err);
     if (res == OBC_SUCCESS) {

@@ -74,6 +74,10 @@ static obc_result_t find_local_ranks(struct obc_comm *c, const struct round1 *al
     }
     c->topo.local_nranks = nlocal;
     c->topo.nhosts = nhosts;
+    c->topo.host_of = calloc((size_t)c->nranks, sizeof(int));
+    if (c->topo.host_of == NULL) {
+        return obc__err_set(&c->err, OBC_ERR_NO_MEMORY, "host table");
+    }
     if (nhosts > 1) {
         return obc__err_set(&c->err, OBC_ERR_INVALID_ARG,
                             "the %d ranks span %d hosts, but this build of obc moves data "
@@ -81,6 +85,18 @@ static obc_result_t find_local_ranks(struct obc_comm *c, const struct round1 *al
                             c->nranks, nhosts);
     }
     return OBC_SUCCESS;
+}
+
+/* Hosts as the algorithms see them. One physical host today (see
+ * find_local_ranks); OBC_HOST_SPLIT=K cuts it into hosts of K consecutive
+ * ranks so that hierarchical algorithms can be tested on one machine. */
+static void split_hosts(struct obc_comm *c)
+{
+    int k = c->config.host_split > 0 ? c->config.host_split : c->nranks;
+    for (int r = 0; r < c->nranks; r++) {
+        c->topo.host_of[r] = r / k;
+    }
+    c->topo.nhosts = (c->nranks + k - 1) / k;
 }
 
 static void segment_name(const struct obc__config *cfg, char *out)
@@ -106,6 +122,17 @@ static obc_result_t arena_settings(const struct obc__config *cfg, int local_nran
     geo->slot_bytes[OBC_RING_EAGER] = 16 * 1024;
     geo->nslots[OBC_RING_STAGE] = (uint32_t)cfg->pipeline_depth;
     geo->slot_bytes[OBC_RING_STAGE] = cfg->chunk_bytes;
+    /* Windows: WIN_DEPTH (4) input and 4 result chunks per rank. Channels:
+     * 4 slots per ordered pair, smaller as ranks multiply (they cost
+     * address space for every pair, memory only for pairs that talk). */
+    geo->window_bytes = 8 * cfg->chunk_bytes;
+    geo->chan_nslots = 4;
+    size_t per_pair = (8u << 20) / (4 * (size_t)(local_nranks > 1 ? local_nranks - 1 : 1));
+    geo->chan_slot_bytes = per_pair > cfg->chunk_bytes ? cfg->chunk_bytes : per_pair;
+    if (geo->chan_slot_bytes < 4096) {
+        geo->chan_slot_bytes = 4096;
+    }
+    geo->chan_slot_bytes &= ~(size_t)63;
     /* Spinning pays only while every rank has a core of its own; when ranks
      * outnumber cores, a waiter yields at once (measured: 8 B at 8 ranks on
      * 2 cores, span 11-14 us with no spin, 16-21 us with 2 us of spin). */
@@ -207,8 +234,10 @@ static obc_result_t setup(struct obc_comm *c, struct obc__boot *boot)
     OBC_CHECK_GOTO(host_identity(&c->config, me.host_id, &c->err), res, out);
     OBC_CHECK_GOTO(obc__boot_allgather(boot, &me, sizeof(me), r1, &c->err), res, out);
     OBC_CHECK_GOTO(find_local_ranks(c, r1, &peers), res, out);
+    split_hosts(c);
     OBC_CHECK_GOTO(build_arena(c, boot, peers, names, r3), res, out);
     OBC_CHECK_GOTO(probe_cma(c, boot, peers, r3), res, out);
+    OBC_CHECK_GOTO(obc__p2p_create(c->arena, &c->err, &c->p2p), res, out);
 out:
     free(r1);
     free(names);
@@ -258,7 +287,9 @@ void obc__comm_free(struct obc_comm *comm)
     if (comm == NULL) {
         return;
     }
+    obc__p2p_destroy(comm->p2p);
     obc__arena_destroy(comm->arena);
+    free(comm->topo.host_of);
     obc__err_fini(&comm->err);
     free(comm);
 }

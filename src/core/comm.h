@@ -18,7 +18,8 @@ struct obc__engine;
 struct obc__topo {
     int local_rank; /* index among the ranks of this host */
     int local_nranks;
-    int nhosts;
+    int nhosts; /* as algorithms see them (OBC_HOST_SPLIT may split a host) */
+    int *host_of; /* [nranks]: host index of every rank, hosts numbered by lowest rank */
 };
 
 struct obc_comm {
@@ -29,6 +30,7 @@ struct obc_comm {
     char last_error[OBC_ERR_MSG_BYTES]; /* snapshot returned by obc_comm_last_error */
     struct obc__topo topo;
     struct obc__arena *arena;
+    struct obc__p2p *p2p;
     struct obc__engine *engine;
 };
 

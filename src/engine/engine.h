@@ -37,8 +37,11 @@ struct obc__op {
 
 struct obc__engine_params {
     struct obc__arena *arena;
+    struct obc__p2p *p2p;
     int rank;
     int nranks;
+    int nhosts;
+    const int *host_of; /* [nranks], copied */
     struct obc__err *err;
     struct obc__algo_tuning tuning;
     double timeout_s;
@@ -56,6 +59,10 @@ void obc__op_unref(struct obc__op *op);
 void obc__op_set_bcast(struct obc__op *op, const void *sendbuf, void *recvbuf, size_t count,
                        obc_dtype_t dtype, int root);
 void obc__op_set_barrier(struct obc__op *op);
+/* Fill a reduction or gather (coll: ALLREDUCE, REDUCE, ALLGATHER,
+ * REDUCE_SCATTER); count as the user gave it, root only for REDUCE. */
+void obc__op_set_coll(struct obc__op *op, enum obc__coll coll, const void *sendbuf, void *recvbuf,
+                      size_t count, obc_dtype_t dtype, obc_redop_t redop, int root);
 
 /* Run op (on the caller's stack) now in this thread if nothing is queued;
  * otherwise queue a heap copy and wait for it. Returns the op's result. */

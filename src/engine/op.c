@@ -53,6 +53,23 @@ void obc__op_set_bcast(struct obc__op *op, const void *sendbuf, void *recvbuf, s
     op->args.nsegs = 1;
 }
 
+void obc__op_set_coll(struct obc__op *op, enum obc__coll coll, const void *sendbuf, void *recvbuf,
+                      size_t count, obc_dtype_t dtype, obc_redop_t redop, int root)
+{
+    size_t nbytes = count * obc_dtype_size(dtype);
+    op->args.coll = coll;
+    op->args.root = root;
+    op->args.dtype = dtype;
+    op->args.redop = redop;
+    op->args.count = count;
+    op->args.nbytes = nbytes;
+    op->seg.send = sendbuf;
+    op->seg.recv = recvbuf;
+    op->seg.nbytes = nbytes;
+    op->args.segs = &op->seg;
+    op->args.nsegs = 1;
+}
+
 void obc__op_set_barrier(struct obc__op *op)
 {
     op->args.coll = OBC_COLL_BARRIER;

@@ -311,6 +311,49 @@ obc_result_t obc__engine_synchronize(struct obc__engine *e)
     return (obc_result_t)atomic_exchange(&e->first_error, 0);
 }
 
+/* The teams algorithms run over (world, this host, the host leaders) and
+ * the scratch they may use, from the host layout. */
+#define ENGINE_SCRATCH_BYTES (2u << 20)
+
+static obc_result_t engine_teams(struct obc__engine *e, const struct obc__engine_params *p)
+{
+    int n = p->nranks, mine = p->host_of[p->rank];
+    int *ranks = calloc(3 * (size_t)n, sizeof(int));
+    e->ctx.scratch = malloc(ENGINE_SCRATCH_BYTES);
+    if (ranks == NULL || e->ctx.scratch == NULL) {
+        free(ranks);
+        free(e->ctx.scratch);
+        return OBC_ERR_NO_MEMORY;
+    }
+    e->ctx.scratch_bytes = ENGINE_SCRATCH_BYTES;
+    e->ctx.nhosts = p->nhosts;
+    e->ctx.world = (struct obc__team){n, p->rank, ranks};
+    e->ctx.host = (struct obc__team){0, -1, ranks + n};
+    e->ctx.leaders = (struct obc__team){0, -1, ranks + 2 * n};
+    for (int r = 0; r < n; r++) {
+        ranks[r] = r;
+        bool leader = true;
+        for (int q = 0; q < r && leader; q++) {
+            leader = p->host_of[q] != p->host_of[r];
+        }
+        if (leader) {
+            e->ctx.leaders.me = r == p->rank ? e->ctx.leaders.n : e->ctx.leaders.me;
+            ranks[2 * n + e->ctx.leaders.n++] = r;
+        }
+        if (p->host_of[r] == mine) {
+            e->ctx.host.me = r == p->rank ? e->ctx.host.n : e->ctx.host.me;
+            ranks[n + e->ctx.host.n++] = r;
+        }
+    }
+    return OBC_SUCCESS;
+}
+
+static void engine_teams_free(struct obc__engine *e)
+{
+    free((void *)e->ctx.world.ranks);
+    free(e->ctx.scratch);
+}
+
 obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__engine **out)
 {
     struct obc__engine *e = calloc(1, sizeof(*e));
@@ -318,12 +361,18 @@ obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__
         return obc__err_set(p->err, OBC_ERR_NO_MEMORY, "engine");
     }
     e->ctx.arena = p->arena;
+    e->ctx.p2p = p->p2p;
     e->ctx.rank = p->rank;
     e->ctx.nranks = p->nranks;
     e->ctx.err = p->err;
     e->ctx.persist = &e->persist;
     e->ctx.stream_min_bytes = p->tuning.stream_min_bytes;
+    e->ctx.recdbl_max_bytes = p->tuning.recdbl_max_bytes;
     e->tuning = p->tuning;
+    if (engine_teams(e, p) != OBC_SUCCESS) {
+        free(e);
+        return obc__err_set(p->err, OBC_ERR_NO_MEMORY, "engine teams and scratch");
+    }
     atomic_init(&e->timeout_ns, obc__config_timeout_ns(p->timeout_s));
     pthread_mutex_init(&e->lock, NULL);
     pthread_cond_init(&e->wake, NULL);
@@ -347,6 +396,7 @@ obc_result_t obc__engine_destroy(struct obc__engine *e)
     }
     pthread_mutex_destroy(&e->lock);
     pthread_cond_destroy(&e->wake);
+    engine_teams_free(e);
     free(e);
     return res;
 }
