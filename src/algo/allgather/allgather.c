@@ -22,6 +22,7 @@ static bool more_than_one(const struct obc__algo_ctx *ctx, const struct obc__col
 static void shm_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     struct win_gather_job job = {
+        .args = args,
         .team = &ctx->world,
         .in = args->segs[0].send,
         .out = args->segs[0].recv,

@@ -83,6 +83,7 @@ static void start_stage(struct hier_state *s)
     }
     if (s->stage == ST_HOST_REDUCE) {
         struct win_reduce_job job = {
+            .args = a,
             .team = &ctx->host,
             .in = (const unsigned char *)a->segs[0].send + s->seg * s->esize,
             .out = ctx->scratch,
@@ -127,6 +128,7 @@ static void start_stage(struct hier_state *s)
         ring_start(&s->run.ring, ctx, &job);
     } else {
         struct win_gather_job job = {
+            .args = a,
             .team = &ctx->host,
             .in = out,
             .out = out,

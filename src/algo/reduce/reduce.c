@@ -11,6 +11,7 @@ _Static_assert(sizeof(struct win_reduce_run) <= OBC_ALGO_STATE_BYTES, "state mus
 static void shm_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     struct win_reduce_job job = {
+        .args = args,
         .team = &ctx->world,
         .in = args->segs[0].send,
         .out = args->segs[0].recv,

@@ -15,6 +15,11 @@
  * A slot is rewritten for chunk g only when every local rank is DONE with
  * chunk g - WIN_DEPTH (all local ranks, not just the team: a previous
  * operation may have had other readers).
+ *
+ * An input slot starts with a small header: the operation's stamp and the
+ * chunk's size. Every reader checks it before using the bytes, so ranks
+ * that called different collectives, or the same with another count, fail
+ * with OBC_ERR_MISMATCH instead of mixing data.
  */
 #ifndef OBC_ALGO_WIN_H
 #define OBC_ALGO_WIN_H
@@ -25,10 +30,18 @@
 
 enum { WIN_POSTED, WIN_REDUCED, WIN_DONE };
 
-/* Bytes of one slot: half the window split into WIN_DEPTH, cache-line aligned. */
+/* Payload bytes of one slot: half the window split into WIN_DEPTH, less
+ * the header, cache-line aligned. */
 size_t win_chunk_bytes(const struct obc__algo_ctx *ctx);
 unsigned char *win_input(const struct obc__algo_ctx *ctx, int rank, uint32_t g);
 unsigned char *win_result(const struct obc__algo_ctx *ctx, int rank, uint32_t g);
+
+/* Input slots: write this rank's header for chunk g; check rank's header
+ * for chunk g (OBC_ERR_MISMATCH, which breaks the communicator, when it is
+ * another operation or size). */
+void win_stamp(const struct obc__algo_ctx *ctx, uint32_t g, uint64_t stamp, size_t nbytes);
+obc_result_t win_check(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args, int rank,
+                       uint32_t g, uint64_t stamp, size_t nbytes);
 
 /* May this rank overwrite its slots for chunk g? Else false with *w set. */
 bool win_slot_free(const struct obc__algo_ctx *ctx, uint32_t g, struct obc__wait *w);

@@ -57,6 +57,7 @@ void win_reduce_start(struct win_reduce_run *r, const struct obc__algo_ctx *ctx,
     memset(r, 0, sizeof(*r));
     r->job = *job;
     r->ctx = ctx;
+    r->stamp = obc__algo_stamp(job->args);
     r->esize = obc_dtype_size(job->dtype);
     r->outsize = job->out_acc ? obc__acc_size(job->dtype) : r->esize;
     size_t c = win_chunk_bytes(ctx);
@@ -69,6 +70,17 @@ void win_reduce_start(struct win_reduce_run *r, const struct obc__algo_ctx *ctx,
     r->base = win_reserve(ctx, r->nchunks);
 }
 
+/* Bytes every member posts for chunk k (what the slot header must say). */
+static size_t posted_bytes(const struct win_reduce_run *r, uint32_t k)
+{
+    if (r->job.blocks) {
+        return blk_len(r, k) * r->esize * (size_t)r->job.team->n;
+    }
+    size_t start = (size_t)k * r->chunk_elems;
+    return (r->job.count - start < r->chunk_elems ? r->job.count - start : r->chunk_elems) *
+        r->esize;
+}
+
 static void post(struct win_reduce_run *r, uint32_t k)
 {
     const struct win_reduce_job *j = &r->job;
@@ -76,15 +88,16 @@ static void post(struct win_reduce_run *r, uint32_t k)
     const unsigned char *in = j->in;
     if (!j->blocks) {
         size_t start = (size_t)k * r->chunk_elems;
-        size_t len = j->count - start < r->chunk_elems ? j->count - start : r->chunk_elems;
-        memcpy(slot, in + start * r->esize, len * r->esize);
-        return;
+        memcpy(slot, in + start * r->esize, posted_bytes(r, k));
+    } else {
+        size_t len = blk_len(r, k);
+        for (int s = 0; s < j->team->n; s++) {
+            size_t src = (size_t)s * j->count + (size_t)k * r->chunk_elems;
+            memcpy(slot + (size_t)s * r->chunk_elems * r->esize, in + src * r->esize,
+                   len * r->esize);
+        }
     }
-    size_t len = blk_len(r, k);
-    for (int s = 0; s < j->team->n; s++) {
-        size_t src = (size_t)s * j->count + (size_t)k * r->chunk_elems;
-        memcpy(slot + (size_t)s * r->chunk_elems * r->esize, in + src * r->esize, len * r->esize);
-    }
+    win_stamp(r->ctx, r->base + k, r->stamp, posted_bytes(r, k));
 }
 
 /* dst = in[0] op ... op in[n-1] for one piece, in the accumulator type
@@ -106,7 +119,7 @@ static void reduce_piece(const struct win_reduce_run *r, void *dst, const void *
     }
 }
 
-static void reduce_mine(struct win_reduce_run *r, uint32_t k)
+static obc_result_t reduce_mine(struct win_reduce_run *r, uint32_t k)
 {
     const struct win_reduce_job *j = &r->job;
     const void *in[WIN_MAX_TEAM];
@@ -125,11 +138,17 @@ static void reduce_mine(struct win_reduce_run *r, uint32_t k)
         dst = win_result(r->ctx, r->ctx->rank, g);
     }
     for (int q = 0; q < j->team->n; q++) {
+        obc_result_t res =
+            win_check(r->ctx, j->args, j->team->ranks[q], g, r->stamp, posted_bytes(r, k));
+        if (res != OBC_SUCCESS) {
+            return res;
+        }
         in[q] = win_input(r->ctx, j->team->ranks[q], g) + slot_off;
     }
     if (len > 0) {
         reduce_piece(r, dst, in, len);
     }
+    return OBC_SUCCESS;
 }
 
 static void consume(struct win_reduce_run *r, uint32_t k)
@@ -171,7 +190,10 @@ obc_result_t win_reduce_step(struct win_reduce_run *r, struct obc__wait *w)
             if (!win_team_reached(ctx, team, &r->scan, WIN_POSTED, g + 1, w)) {
                 return OBC_IN_PROGRESS;
             }
-            reduce_mine(r, r->done);
+            obc_result_t res = reduce_mine(r, r->done);
+            if (res != OBC_SUCCESS) {
+                return res;
+            }
             win_set(ctx, WIN_REDUCED, g);
             r->reduced++;
             r->scan = 0;
@@ -197,6 +219,7 @@ void win_gather_start(struct win_gather_run *r, const struct obc__algo_ctx *ctx,
     memset(r, 0, sizeof(*r));
     r->job = *job;
     r->ctx = ctx;
+    r->stamp = obc__algo_stamp(job->args);
     r->chunk_bytes = win_chunk_bytes(ctx);
     r->nchunks = (uint32_t)((job->nbytes + r->chunk_bytes - 1) / r->chunk_bytes);
     r->base = win_reserve(ctx, r->nchunks);
@@ -213,10 +236,18 @@ static bool posts(const struct win_gather_run *r)
     return !r->job.bcast || r->job.team->me == r->job.root;
 }
 
-/* Copy chunk k of member s's data into place (out, at s's block). */
-static void gather_copy(struct win_gather_run *r, uint32_t k, int s)
+/* Copy chunk k of member s's data into place (out, at s's block), after
+ * checking the header of s's slot. */
+static obc_result_t gather_copy(struct win_gather_run *r, uint32_t k, int s)
 {
     const struct win_gather_job *j = &r->job;
+    if (s != j->team->me) {
+        obc_result_t res =
+            win_check(r->ctx, j->args, j->team->ranks[s], r->base + k, r->stamp, gather_len(r, k));
+        if (res != OBC_SUCCESS) {
+            return res;
+        }
+    }
     size_t start = (size_t)k * r->chunk_bytes;
     size_t block = j->bcast ? 0 : (size_t)s * j->nbytes;
     unsigned char *dst = (unsigned char *)j->out + block + start;
@@ -225,6 +256,7 @@ static void gather_copy(struct win_gather_run *r, uint32_t k, int s)
     if (dst != src) {
         memcpy(dst, src, gather_len(r, k));
     }
+    return OBC_SUCCESS;
 }
 
 obc_result_t win_gather_step(struct win_gather_run *r, struct obc__wait *w)
@@ -242,30 +274,23 @@ obc_result_t win_gather_step(struct win_gather_run *r, struct obc__wait *w)
             memcpy(win_input(ctx, ctx->rank, r->base + r->posted),
                    (const unsigned char *)j->in + (size_t)r->posted * r->chunk_bytes,
                    gather_len(r, r->posted));
+            win_stamp(ctx, r->base + r->posted, r->stamp, gather_len(r, r->posted));
             win_set(ctx, WIN_POSTED, r->base + r->posted);
             r->posted++;
         }
         uint32_t g = r->base + r->done;
-        if (j->bcast) {
-            if (j->team->me != j->root) {
-                int from = 0;
-                struct obc__team root_only = {1, 0, &j->team->ranks[j->root]};
-                if (!win_team_reached(ctx, &root_only, &from, WIN_POSTED, g + 1, w)) {
-                    return OBC_IN_PROGRESS;
-                }
-                gather_copy(r, r->done, j->root);
-            } else {
-                gather_copy(r, r->done, j->root); /* the root's own out, unless in place */
+        /* Broadcast: the root's chunk (the root copies its own unless in
+         * place); allgather: every member's, in turn. */
+        int first = j->bcast ? j->root : 0, last = j->bcast ? j->root + 1 : j->team->n;
+        for (r->scan = r->scan < first ? first : r->scan; r->scan < last; r->scan++) {
+            int s = r->scan, from = 0;
+            struct obc__team one = {1, 0, &j->team->ranks[s]};
+            if (s != j->team->me && !win_team_reached(ctx, &one, &from, WIN_POSTED, g + 1, w)) {
+                return OBC_IN_PROGRESS;
             }
-        } else {
-            for (; r->scan < j->team->n; r->scan++) {
-                int s = r->scan;
-                int from = 0;
-                struct obc__team one = {1, 0, &j->team->ranks[s]};
-                if (s != j->team->me && !win_team_reached(ctx, &one, &from, WIN_POSTED, g + 1, w)) {
-                    return OBC_IN_PROGRESS;
-                }
-                gather_copy(r, r->done, s);
+            obc_result_t res = gather_copy(r, r->done, s);
+            if (res != OBC_SUCCESS) {
+                return res;
             }
         }
         win_set(ctx, WIN_DONE, g);

@@ -27,6 +27,7 @@ enum win_consumers { WIN_CONSUME_ALL, WIN_CONSUME_ROOT, WIN_CONSUME_NONE };
  * division): a partial result for a later stage.
  */
 struct win_reduce_job {
+    const struct obc__coll_args *args; /* stamp and error messages */
     const struct obc__team *team;
     const void *in;
     void *out;
@@ -45,6 +46,7 @@ struct win_reduce_job {
  * blocks in team order) or broadcast (only team index root posts; in
  * place on the root when in == out). */
 struct win_gather_job {
+    const struct obc__coll_args *args;
     const struct obc__team *team;
     const void *in;
     void *out;
@@ -58,6 +60,7 @@ struct win_reduce_run {
     struct win_reduce_job job;
     const struct obc__algo_ctx *ctx;
     size_t esize, outsize, chunk_elems;
+    uint64_t stamp;
     uint32_t base, nchunks, posted, reduced, done;
     int scan;
 };
@@ -66,6 +69,7 @@ struct win_gather_run {
     struct win_gather_job job;
     const struct obc__algo_ctx *ctx;
     size_t chunk_bytes;
+    uint64_t stamp;
     uint32_t base, nchunks, posted, done;
     int scan;
 };
