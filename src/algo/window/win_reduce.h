@@ -61,6 +61,7 @@ struct win_reduce_run {
     const struct obc__algo_ctx *ctx;
     size_t esize, outsize, chunk_elems;
     uint64_t stamp;
+    bool whole; /* small: each consumer reduces the whole chunk itself */
     uint32_t base, nchunks, posted, reduced, done;
     int scan;
 };
