@@ -29,9 +29,12 @@ static void one_iter(struct perf_ctx *ctx, uint64_t *wrong, int64_t *t0, int64_t
     obc_result_t r = ctx->op->run(ctx);
     *t1 = perf_now_ns();
     perf_must(ctx, r, ctx->call);
-    /* Self-test: one damaged byte per call must show up as exactly one wrong byte. */
-    if (o->inject && ctx->nbytes > 0 && ctx->rank == (o->root + 1) % ctx->nranks) {
-        ctx->recvbuf[ctx->nbytes / 2] ^= 0x5a;
+    /* Self-test: one damaged byte per call must show up as exactly one wrong
+     * byte (or element). The rank after the root damages its output, or the
+     * root itself where only the root has one (reduce). */
+    int victim = ctx->op->out_on_root_only ? o->root : (o->root + 1) % ctx->nranks;
+    if (o->inject && ctx->out_nbytes > 0 && ctx->rank == victim) {
+        ctx->out[ctx->out_nbytes / 2] ^= 0x5a;
     }
     if (o->check) {
         *wrong += ctx->op->check(ctx, iter);
@@ -66,7 +69,7 @@ void perf_bench_size(struct perf_ctx *ctx, struct perf_result *res)
 
     memset(res, 0, sizeof(*res));
     res->nbytes = ctx->nbytes;
-    res->count = ctx->count;
+    res->count = ctx->dsize > 0 ? ctx->nbytes / ctx->dsize : 0;
     res->warmup_us = warmup_s * 1e6;
     perf_collect(ctx, t0s, t1s, iters, wrong, res);
     free(t0s);

@@ -90,3 +90,14 @@ unsigned char *perf_data_alloc(size_t nbytes)
     memset(p, 0, nbytes);
     return p;
 }
+
+/* The same, for setup code that has no way to go on without the buffer. */
+unsigned char *perf_data_alloc_or_exit(size_t nbytes)
+{
+    unsigned char *p = perf_data_alloc(nbytes);
+    if (p == NULL) {
+        fprintf(stderr, "obc-perf: cannot allocate %zu bytes\n", nbytes);
+        exit(1);
+    }
+    return p;
+}

@@ -36,6 +36,8 @@ static int check_run_options(const struct perf_ctx *ctx)
     const char *why = NULL;
     if (!ctx->op->has_data && (o->in_place || o->inject || o->has_dtype)) {
         why = "this collective moves no data: -i, -X and -d do not apply";
+    } else if (!ctx->op->has_redop && o->has_redop) {
+        why = "this collective reduces nothing: --op does not apply";
     } else if (ctx->op->has_root && o->root >= ctx->nranks) {
         why = "root out of range";
     } else if (ctx->dsize == 0) {
@@ -129,6 +131,7 @@ int main(int argc, char **argv)
     ctx.nranks = obc_comm_size(ctx.comm);
     ctx.dtype = opts.has_dtype ? opts.dtype : ctx.op->default_dtype;
     ctx.dsize = obc_dtype_size(ctx.dtype);
+    ctx.redop = opts.has_redop ? opts.redop : OBC_SUM;
     /* Every rank sees the same options and nranks, so all agree to stop. */
     if (check_run_options(&ctx) != 0) {
         obc_comm_destroy(ctx.comm);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perf_ops.c - the op table: for each collective obc-perf can measure, how
- * to allocate its buffers, size a call, fill inputs and poison outputs, make
- * the timed call and count wrong bytes afterwards, plus its busbw factor.
+ * perf_ops.c - the op table, and its broadcast and barrier entries: for each
+ * collective obc-perf can measure, how to allocate its buffers, size a call,
+ * fill inputs and poison outputs, make the timed call and count wrong bytes
+ * afterwards, plus its busbw factor. The reductions and allgather live in
+ * perf_ops_reduce.c.
  *
  * To add a collective, write those functions and one table entry. nccl-tests'
  * busbw factors, which make busbw comparable across collectives: allreduce
@@ -21,16 +23,6 @@ static double busbw_factor_one(int nranks)
     return 1.0;
 }
 
-static unsigned char *must_buffer(size_t nbytes)
-{
-    unsigned char *p = perf_data_alloc(nbytes);
-    if (p == NULL) {
-        fprintf(stderr, "obc-perf: cannot allocate %zu bytes\n", nbytes);
-        exit(1);
-    }
-    return p;
-}
-
 /* Whole elements only, and never a count of 0 (a zero-length call measures nothing). */
 static void shape_elements(struct perf_ctx *ctx, size_t want_bytes)
 {
@@ -41,6 +33,13 @@ static void shape_elements(struct perf_ctx *ctx, size_t want_bytes)
     ctx->nbytes = ctx->count * ctx->dsize;
 }
 
+static void bcast_shape(struct perf_ctx *ctx, size_t want_bytes)
+{
+    shape_elements(ctx, want_bytes);
+    ctx->out = ctx->recvbuf;
+    ctx->out_nbytes = ctx->nbytes;
+}
+
 /* ---- broadcast -------------------------------------------------------- */
 
 /* Out of place, only the root has a separate sendbuf: other ranks pass NULL,
@@ -49,12 +48,12 @@ static void bcast_setup(struct perf_ctx *ctx)
 {
     const struct perf_opts *o = ctx->opts;
     shape_elements(ctx, o->max_bytes);
-    ctx->recvbuf = must_buffer(ctx->nbytes);
+    ctx->recvbuf = perf_data_alloc_or_exit(ctx->nbytes);
     if (o->in_place) {
         ctx->sendbuf = ctx->recvbuf;
         ctx->call = o->async ? "obc_ibroadcast(in place)+obc_wait" : "obc_bcast";
     } else {
-        ctx->sendbuf = ctx->rank == o->root ? must_buffer(ctx->nbytes) : NULL;
+        ctx->sendbuf = ctx->rank == o->root ? perf_data_alloc_or_exit(ctx->nbytes) : NULL;
         ctx->call = o->async ? "obc_ibroadcast+obc_wait" : "obc_broadcast";
     }
 }
@@ -117,6 +116,8 @@ static void barrier_shape(struct perf_ctx *ctx, size_t want_bytes)
     (void)want_bytes;
     ctx->count = 0;
     ctx->nbytes = 0;
+    ctx->out = NULL;
+    ctx->out_nbytes = 0;
 }
 
 static void barrier_fill(struct perf_ctx *ctx, uint64_t iter)
@@ -147,33 +148,39 @@ static void barrier_teardown(struct perf_ctx *ctx)
     (void)ctx;
 }
 
-static const struct perf_op op_table[] = {
-    {
-        .name = "broadcast",
-        .has_root = true,
-        .has_data = true,
-        .default_dtype = OBC_FLOAT32, /* as nccl-tests' -d float */
-        .busbw_factor = busbw_factor_one,
-        .setup = bcast_setup,
-        .shape = shape_elements,
-        .fill = bcast_fill,
-        .run = bcast_run,
-        .check = bcast_check,
-        .teardown = bcast_teardown,
-    },
-    {
-        .name = "barrier",
-        .has_root = false,
-        .has_data = false,
-        .default_dtype = OBC_UINT8,
-        .busbw_factor = busbw_factor_one,
-        .setup = barrier_setup,
-        .shape = barrier_shape,
-        .fill = barrier_fill,
-        .run = barrier_run,
-        .check = barrier_check,
-        .teardown = barrier_teardown,
-    },
+static const struct perf_op op_broadcast = {
+    .name = "broadcast",
+    .has_root = true,
+    .has_data = true,
+    .wrong_unit = "bytes",
+    .default_dtype = OBC_FLOAT32, /* as nccl-tests' -d float */
+    .busbw_factor = busbw_factor_one,
+    .setup = bcast_setup,
+    .shape = bcast_shape,
+    .fill = bcast_fill,
+    .run = bcast_run,
+    .check = bcast_check,
+    .teardown = bcast_teardown,
+};
+
+static const struct perf_op op_barrier = {
+    .name = "barrier",
+    .has_root = false,
+    .has_data = false,
+    .wrong_unit = "bytes",
+    .default_dtype = OBC_UINT8,
+    .busbw_factor = busbw_factor_one,
+    .setup = barrier_setup,
+    .shape = barrier_shape,
+    .fill = barrier_fill,
+    .run = barrier_run,
+    .check = barrier_check,
+    .teardown = barrier_teardown,
+};
+
+static const struct perf_op *const op_table[] = {
+    &op_broadcast,   &op_barrier,        &perf_op_allreduce,
+    &perf_op_reduce, &perf_op_allgather, &perf_op_reduce_scatter,
 };
 
 #define N_OPS (sizeof(op_table) / sizeof(op_table[0]))
@@ -181,8 +188,8 @@ static const struct perf_op op_table[] = {
 const struct perf_op *perf_op_find(const char *name)
 {
     for (size_t i = 0; i < N_OPS; i++) {
-        if (strcmp(op_table[i].name, name) == 0) {
-            return &op_table[i];
+        if (strcmp(op_table[i]->name, name) == 0) {
+            return op_table[i];
         }
     }
     return NULL;
@@ -192,7 +199,7 @@ void perf_op_list(FILE *out)
 {
     fprintf(out, "collectives:");
     for (size_t i = 0; i < N_OPS; i++) {
-        fprintf(out, " %s", op_table[i].name);
+        fprintf(out, " %s", op_table[i]->name);
     }
     fprintf(out, "\n");
 }

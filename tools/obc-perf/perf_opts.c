@@ -3,10 +3,13 @@
  * perf_opts.c - obc-perf's command line: option table, size parsing with
  * K/M/G suffixes, datatype names, defaults and the consistency checks.
  *
- * Option letters follow nccl-tests (-b -e -f -n -w -c -d -a) and the
+ * Option letters follow nccl-tests (-b -e -f -n -w -c -d -a, --op) and the
  * anchors harness (-r -m -t -H -v -S -X) so one command line reads the same
- * for every benchmark in a comparison. Parsing happens before the
- * communicator exists, so errors here never need a collective to report.
+ * for every benchmark in a comparison; -o picks the collective, because
+ * obc-perf is one program for all of them (nccl-tests has one per
+ * collective and spends -o on the operator, which here is --op only).
+ * Parsing happens before the communicator exists, so errors here never need
+ * a collective to report.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,6 +42,40 @@ const char *perf_dtype_name(obc_dtype_t dtype)
         }
     }
     return "?";
+}
+
+static const struct {
+    const char *name;
+    obc_redop_t redop;
+} redop_names[] = {
+    {"sum", OBC_SUM}, {"prod", OBC_PROD}, {"min", OBC_MIN}, {"max", OBC_MAX}, {"avg", OBC_AVG},
+};
+
+#define N_REDOP_NAMES (sizeof(redop_names) / sizeof(redop_names[0]))
+
+const char *perf_redop_name(obc_redop_t redop)
+{
+    for (size_t i = 0; i < N_REDOP_NAMES; i++) {
+        if (redop_names[i].redop == redop) {
+            return redop_names[i].name;
+        }
+    }
+    return "?";
+}
+
+static int parse_redop(const char *s, obc_redop_t *out)
+{
+    for (size_t i = 0; i < N_REDOP_NAMES; i++) {
+        if (strcmp(s, redop_names[i].name) == 0) {
+            *out = redop_names[i].redop;
+            return 0;
+        }
+    }
+    fprintf(stderr,
+            "obc-perf: unknown reduction operator '%s' (sum prod min max avg; the "
+            "collective is -o)\n",
+            s);
+    return -1;
 }
 
 static int parse_dtype(const char *s, obc_dtype_t *out)
@@ -123,34 +160,43 @@ void perf_opts_usage(FILE *out)
 {
     fprintf(out,
             "usage: obcrun -n N obc-perf [options]\n"
-            "  -o, --op NAME        collective to measure (default broadcast; -o list)\n"
+            "  -o, --collective NAME  broadcast barrier allreduce reduce allgather\n"
+            "                       reduce_scatter (default broadcast; -o list)\n"
             "  -b, --minbytes SIZE  smallest message, K/M/G = 2^10/2^20/2^30 (default 8)\n"
             "  -e, --maxbytes SIZE  largest message, always measured (default 256M)\n"
             "  -f, --stepfactor F   size multiplier between steps, > 1 (default 2)\n"
             "  -r, --root R         root rank of rooted collectives (default 0)\n"
             "  -d, --datatype T     int8 uint8 int32 uint32 int64 uint64 float16 bfloat16\n"
-            "                       float32 float64 (default: the op's, float32 for broadcast)\n"
-            "  -i, --inplace 0|1    in place (broadcast: obc_bcast) (default 0)\n"
+            "                       float32 float64 (default float32)\n"
+            "      --op OP          reduction operator: sum prod min max avg (default sum)\n"
+            "  -i, --inplace 0|1    in place as obc.h defines it per collective (broadcast:\n"
+            "                       obc_bcast) (default 0)\n"
             "  -a, --async 0|1      non-blocking call + obc_wait, timed together (default 0)\n"
             "  -n, --iters N        most timed iterations per size (default 200)\n"
             "  -m, --miniters N     fewest timed iterations per size (default 5)\n"
             "  -w, --warmup N       untimed, validated iterations per size, >= 1 (default 3)\n"
             "  -t, --budget SEC     timed-loop seconds per size; iterations =\n"
             "                       clamp(SEC / one warmup iteration, -m, -n) (default 0.5)\n"
-            "  -c, --check 0|1      fill, poison and validate every byte (default 1)\n"
+            "  -c, --check 0|1      fill, poison and validate every output byte or element\n"
+            "                       against a locally computed exact result (default 1)\n"
             "  -S, --span           usec = latest end over ranks - root's start\n"
             "                       (default: slowest rank's own time)\n"
             "      --csv            print impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong\n"
+            "                       (bytes: the whole buffer, as nccl-tests; wrong: bytes for\n"
+            "                       broadcast and allgather, elements for the reductions)\n"
             "  -H, --header         with --csv: print the header line first\n"
             "  -v, --verbose        '#' detail lines (iterations, min/max, span)\n"
-            "  -X, --selftest       the rank after the root flips one byte after each\n"
-            "                       call; exit 0 only if wrong == iterations for every size\n"
-            "      --label NAME     impl column (default obc, or obc_<algo> from OBC_ALGO)\n"
+            "  -X, --selftest       the rank after the root (reduce: the root) flips one\n"
+            "                       output byte after each call; exit 0 only if wrong ==\n"
+            "                       iterations for every size\n"
+            "      --label NAME     impl column (default obc, or obc_<algo> when OBC_ALGO\n"
+            "                       names this collective, e.g. allreduce=ring,broadcast=arena)\n"
             "  -h, --help           this text\n");
 }
 
 static const struct option long_opts[] = {
-    {"op", required_argument, NULL, 'o'},
+    {"collective", required_argument, NULL, 'o'},
+    {"op", required_argument, NULL, 'R'},
     {"minbytes", required_argument, NULL, 'b'},
     {"maxbytes", required_argument, NULL, 'e'},
     {"stepfactor", required_argument, NULL, 'f'},
@@ -205,6 +251,9 @@ static int apply_opt(int c, const char *arg, struct perf_opts *o)
     case 'd':
         o->has_dtype = true;
         return parse_dtype(arg, &o->dtype);
+    case 'R':
+        o->has_redop = true;
+        return parse_redop(arg, &o->redop);
     case 'i':
         return parse_bool(arg, &o->in_place);
     case 'a':
