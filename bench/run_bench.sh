@@ -1,28 +1,37 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# run_bench.sh - one broadcast comparison run: the reference rows and anchors of
-# ../shared/anchors (memcpy and latency limits, Open MPI, MPICH, gloo) and obc-perf
-# under obcrun, with the same sizes and method, interleaved per NP so that machine
-# drift hits everyone alike. Each metric (max-over-ranks, span) gets its own CSV,
-# because plot.py would take medians over rows of both kinds; the limits get one
-# CSV shared by both plots. Results and machine info go to a results dir; PNGs and
-# markdown tables (via ../shared/anchors/plot.py) go to docs/perf/.
+# run_bench.sh - one comparison run of a collective (broadcast by default): the
+# reference rows and anchors of ../shared/anchors (memcpy and latency limits, Open
+# MPI, MPICH, gloo) and obc-perf under obcrun, with the same sizes and method,
+# interleaved per NP so that machine drift hits everyone alike. Each metric
+# (max-over-ranks, span) gets its own CSV, because plot.py would take medians over
+# rows of both kinds; the limits get one CSV shared by both plots. Results and
+# machine info go to a results dir; PNGs and markdown tables go to docs/perf/
+# (../shared/anchors/plot.py for broadcast, bench/plot_coll.py for the others).
+# Broadcast anchors come from ../shared/anchors/run_anchors.sh; the anchors of the
+# other collectives from bench/anchors/ (mpi_coll_bench.c, built into /tmp, and
+# gloo_coll_bench.py), float32 SUM, sizes and busbw as nccl-tests.
 #
 # Usage: bench/run_bench.sh [options]
+#   -O OP           collective: broadcast allreduce reduce allgather reduce_scatter
+#                   (default broadcast); writes OP_{maxrank,span}.{csv,png,md}
 #   -n "2 4 8"      NP list (default "2 4 8")
 #   -i "LIST"       what to run (default "memcpy memcpy_nt latency openmpi mpich gloo obc"):
 #                     memcpy memcpy_nt latency     reference rows (once, both metrics)
-#                     openmpi openmpi_yield mpich gloo   anchors (run_anchors.sh)
-#                     obc           obc_broadcast, out of place (label obc)
-#                     obc_inplace   obc_bcast (label obc_inplace)
-#                     obc_async     obc_ibroadcast + obc_wait (label obc_async)
-#                     obc:ALGO      OBC_ALGO=broadcast=ALGO (label obc_ALGO)
+#                     openmpi openmpi_yield mpich gloo   anchors (gloo has no
+#                                   reduce_scatter: skipped with a warning)
+#                     obc           obc-perf -o OP, out of place (label obc)
+#                     obc_inplace   in place (label obc_inplace)
+#                     obc_async     obc_i<OP> + obc_wait (label obc_async)
+#                     obc:ALGO      OBC_ALGO=OP=ALGO (label obc_ALGO); ALGO is one of
+#                                   broadcast: eager arena cma; allreduce: shm ring
+#                                   recdbl hier; reduce, allgather, reduce_scatter: shm ring
 #   -k "maxrank span"  metrics, each to its own CSV (default both)
 #   -b MIN -e MAX -f FACTOR   sizes (default 8, 256M, 2; K/M/G suffixes)
 #   -t SECONDS      timed-loop budget per size (default 0.5)
 #   -w WARMUP       warmup iterations per size (default 3)
 #   -N MAXIT -m MINIT   timed iterations per size (default 200, 5)
-#   -r ROOT         broadcast root (default 0)
+#   -r ROOT         root of broadcast and reduce (default 0)
 #   -M "MIN MAX"    memcpy_limit size range (default "64K 1G")
 #   -o DIR          results dir (default bench/results/<UTC date-time>)
 #   -D DIR          PNG + markdown dir (default docs/perf; "-" skips plotting)
@@ -32,6 +41,10 @@
 #
 # Quick check:  bench/run_bench.sh -n 2 -i "latency openmpi obc" -b 8 -e 64K -f 8 -t 0.05 \
 #                   -o /tmp/bench-quick -D /tmp/bench-quick
+#               bench/run_bench.sh -O allreduce -n 2 -i "openmpi mpich gloo" -b 8 -e 1M \
+#                   -f 16 -t 0.05 -o /tmp/bench-ar -D /tmp/bench-ar
+# Env: OBC_ANCHORS_BUILD  where mpi_coll_bench is built (default /tmp/obc-anchors-build)
+#      CC_OPENMPI CC_MPICH RUN_OPENMPI RUN_MPICH PY   tool overrides (as run_anchors.sh)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -39,7 +52,13 @@ TOP=$(git -C "$HERE" rev-parse --show-toplevel)
 SHARED=$TOP/../shared
 ANCHORS=$SHARED/anchors
 PY=${PY:-/usr/bin/python3}
+CBUILD=${OBC_ANCHORS_BUILD:-/tmp/obc-anchors-build}
+CC_OPENMPI=${CC_OPENMPI:-mpicc.openmpi}
+CC_MPICH=${CC_MPICH:-mpicc.mpich}
+RUN_OPENMPI=${RUN_OPENMPI:-mpirun.openmpi}
+RUN_MPICH=${RUN_MPICH:-mpirun.mpich}
 
+OP=broadcast
 NPS="2 4 8"
 IMPLS="memcpy memcpy_nt latency openmpi mpich gloo obc"
 METRICS="maxrank span"
@@ -48,8 +67,9 @@ MEMCPY_RANGE="64K 1G"
 RES="" DOCS=$TOP/docs/perf BUILD=$TOP/build RUN_TIMEOUT=1800 WAIT_IDLE=0
 
 ORIG_ARGS="$*"
-while getopts "n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:Ih" opt; do
+while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:Ih" opt; do
     case $opt in
+    O) OP=$OPTARG ;;
     n) NPS=$OPTARG ;;
     i) IMPLS=$OPTARG ;;
     k) METRICS=$OPTARG ;;
@@ -67,10 +87,14 @@ while getopts "n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:Ih" opt; do
     B) BUILD=$OPTARG ;;
     T) RUN_TIMEOUT=$OPTARG ;;
     I) WAIT_IDLE=1 ;;
-    h | *) sed -n '2,34p' "$0"; exit 2 ;;
+    h | *) sed -n '2,47p' "$0"; exit 2 ;;
     esac
 done
 
+case $OP in
+broadcast | allreduce | reduce | allgather | reduce_scatter) ;;
+*) echo "run_bench.sh: unknown collective '$OP' (-O)" >&2; exit 2 ;;
+esac
 IDLE=()
 ((WAIT_IDLE)) && IDLE=(-I)
 RES=${RES:-$TOP/bench/results/$(date -u +%Y%m%d-%H%M%S)}
@@ -116,6 +140,7 @@ machine_info() {
     echo "compiler: $(cc --version 2>/dev/null | head -n1)"
     echo "open mpi: $(mpirun.openmpi --version 2>/dev/null | head -n1 || echo none)"
     echo "mpich: $(mpirun.mpich --version 2>/dev/null | grep -m1 Version | xargs || echo none)"
+    echo "collective: $OP (float32; reductions: sum)"
     echo "sizes: $MINB..$MAXB x$FACTOR, budget ${BUDGET}s/size, warmup $WARMUP, iters $MINIT..$MAXIT, root $ROOT"
     echo "nps: $NPS; implementations: $IMPLS; metrics: $METRICS"
     echo "command: $0 ${ORIG_ARGS:-}"
@@ -151,14 +176,14 @@ keep_rows() {
 # One obc-perf run under obcrun: $1 NP, $2 variant, $3 metric, $4 CSV.
 run_obc() {
     local np=$1 variant=$2 metric=$3 csv=$4
-    local args=(-o broadcast -b "$MINB" -e "$MAXB" -f "$FACTOR" -r "$ROOT" -w "$WARMUP"
+    local args=(-o "$OP" -b "$MINB" -e "$MAXB" -f "$FACTOR" -r "$ROOT" -w "$WARMUP"
         -n "$MAXIT" -m "$MINIT" -t "$BUDGET" --csv -v)
     local envs=()
     [[ $metric == span ]] && args+=(-S)
     case $variant in
     obc_inplace) args+=(-i 1 --label obc_inplace) ;;
     obc_async) args+=(-a 1 --label obc_async) ;;
-    obc:*) envs=("OBC_ALGO=broadcast=${variant#obc:}") ;;
+    obc:*) envs=("OBC_ALGO=$OP=${variant#obc:}") ;;
     esac
     local name=${variant/:/_}_${metric}_np$np raw="$RES/logs/${variant/:/_}_${metric}_np$np.out"
     local rc=0 t0=$SECONDS
@@ -183,6 +208,55 @@ run_anchor_set() {
     keep_rows "$raw" "$csv"
 }
 
+# The anchors of the collectives other than broadcast, built outside the repo.
+build_coll_anchors() {
+    mkdir -p "$CBUILD"
+    local mpi cc
+    for mpi in openmpi mpich; do
+        cc=CC_${mpi^^}
+        if command -v "${!cc}" >/dev/null; then
+            "${!cc}" -O2 -std=c11 -o "$CBUILD/mpi_coll_bench.$mpi" "$HERE/anchors/mpi_coll_bench.c" ||
+                log "warning: building mpi_coll_bench.$mpi failed"
+        else
+            log "warning: ${!cc} not found, the $mpi anchor is unavailable"
+        fi
+    done
+}
+
+# One anchor of OP for one NP and metric: $1 impl, $2 NP, $3 metric, $4 CSV.
+run_coll_anchor() {
+    local impl=$1 np=$2 metric=$3 csv=$4
+    local args=(-o "$OP" -b "$MINB" -e "$MAXB" -f "$FACTOR" -r "$ROOT" -w "$WARMUP" -n "$MAXIT"
+        -m "$MINIT" -t "$BUDGET" -v)
+    [[ $metric == span ]] && args+=(-S)
+    local cmd=()
+    case $impl in
+    openmpi | openmpi_yield)
+        cmd=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$RUN_OPENMPI"
+            --allow-run-as-root --oversubscribe)
+        [[ $impl == openmpi_yield ]] && cmd+=(--mca mpi_yield_when_idle 1)
+        cmd+=(-np "$np" "$CBUILD/mpi_coll_bench.openmpi" -i "$impl")
+        ;;
+    mpich) cmd=("$RUN_MPICH" -np "$np" "$CBUILD/mpi_coll_bench.mpich" -i mpich) ;;
+    gloo)
+        if [[ $OP == reduce_scatter ]]; then
+            log "warning: gloo has no reduce_scatter; skipped"
+            return 0
+        fi
+        cmd=("$PY" "$HERE/anchors/gloo_coll_bench.py" --np "$np" --impl gloo)
+        ;;
+    esac
+    local name=${impl}_${metric}_np$np raw="$RES/logs/${impl}_${metric}_np$np.out"
+    local rc=0 t0=$SECONDS
+    wait_idle
+    log "run $name at $(date +%T)"
+    timeout --kill-after=10 "$RUN_TIMEOUT" "${cmd[@]}" "${args[@]}" >"$raw" \
+        2>>"$RES/logs/$name.err" || rc=$?
+    log "end $name rc=$rc wall=$((SECONDS - t0))s loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
+    ((rc == 0)) || log "warning: $name exited with $rc (124/137: timeout); its rows may be partial"
+    keep_rows "$raw" "$csv"
+}
+
 HEADER="impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong"
 : >"$LOG"
 machine_info >"$RES/machine.txt"
@@ -197,11 +271,18 @@ if ((${#REFS[@]})); then
     keep_rows "$RES/logs/limits.out" "$LIMITS"
 fi
 
+[[ $OP == broadcast ]] || ((${#ANCH[@]} == 0)) || build_coll_anchors
 for metric in $METRICS; do
-    csv=$RES/broadcast_$metric.csv
+    csv=$RES/${OP}_$metric.csv
     echo "$HEADER" >"$csv"
     for np in $NPS; do
-        ((${#ANCH[@]} == 0)) || run_anchor_set "$np" "$metric" "$csv"
+        if [[ $OP == broadcast ]]; then
+            ((${#ANCH[@]} == 0)) || run_anchor_set "$np" "$metric" "$csv"
+        else
+            for impl in "${ANCH[@]}"; do
+                run_coll_anchor "$impl" "$np" "$metric" "$csv"
+            done
+        fi
         for variant in "${OBCS[@]}"; do
             run_obc "$np" "$variant" "$metric" "$csv"
         done
@@ -213,28 +294,40 @@ echo "obc library: ${lib#library=obc }" >>"$RES/machine.txt"
 # ---------------------------------------------------------------- plots and tables
 [[ $DOCS == - ]] && exit 0
 mkdir -p "$DOCS"
+# plot.py draws broadcast; plot_coll.py adapts it (busbw factor, memcpy bound, titles).
+PLOT=("$ANCHORS/plot.py")
+[[ $OP == broadcast ]] || PLOT=("$HERE/plot_coll.py" --op "$OP" --anchors "$ANCHORS")
+start="the earliest start"
+[[ $OP == broadcast || $OP == reduce ]] && start="the root's start"
+case $OP in
+allreduce) bus="busbw = algbw x 2(n-1)/n" ;;
+allgather | reduce_scatter) bus="bytes = the whole gathered buffer, busbw = algbw x (n-1)/n" ;;
+*) bus="busbw = algbw" ;;
+esac
+Title=${OP^}
 for metric in $METRICS; do
-    csv=$RES/broadcast_$metric.csv
+    csv=$RES/${OP}_$metric.csv
     inputs=("$csv")
     [[ -s $LIMITS ]] && inputs+=("$LIMITS")
     what="max over ranks of each rank's own time" axis="max-over-ranks time"
-    [[ $metric == span ]] && what="span (latest end over ranks - root's start)" axis="span"
-    "$PY" "$ANCHORS/plot.py" "${inputs[@]}" --png "$DOCS/broadcast_$metric.png" \
-        --md "$RES/broadcast_$metric.md" --metric "$axis" \
-        --title "broadcast, usec = median of the $what ($(nproc) cpus)"
+    [[ $metric == span ]] && what="span (latest end over ranks - $start)" axis="span"
+    "$PY" "${PLOT[@]}" "${inputs[@]}" --png "$DOCS/${OP}_$metric.png" \
+        --md "$RES/${OP}_${metric}_tables.md" --metric "$axis" \
+        --title "$OP, usec = median of the $what ($(nproc) cpus)"
     {
-        echo "# Broadcast: obc and the anchors, $metric"
+        echo "# $Title: obc and the anchors, $metric"
         echo
         echo "usec = median over iterations of the $what. Produced by bench/run_bench.sh."
+        [[ $OP == broadcast ]] || echo "float32, reductions with SUM; sizes as nccl-tests ($bus)."
         echo "Raw CSV, logs and machine info: ${RES#"$TOP"/}."
         echo
         echo '```'
         cat "$RES/machine.txt"
         echo '```'
         echo
-        echo "![broadcast $metric](broadcast_$metric.png)"
+        echo "![$OP $metric](${OP}_$metric.png)"
         echo
-        cat "$RES/broadcast_$metric.md"
-    } >"$DOCS/broadcast_$metric.md"
-    log "wrote $DOCS/broadcast_$metric.png and .md"
+        cat "$RES/${OP}_${metric}_tables.md"
+    } >"$DOCS/${OP}_$metric.md"
+    log "wrote $DOCS/${OP}_$metric.png and .md"
 done
