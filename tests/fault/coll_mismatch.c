@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * coll_mismatch.c - ranks that disagree on a reduction or gather: 4 ranks
+ * (forked by spawn_ranks.c, OBC_TIMEOUT=5) make one verified allreduce, then
+ * rank 1 (or 3) calls something else than the others: an allreduce with a
+ * smaller or larger count, a different dtype of the same size, a different
+ * op, a broadcast of the same bytes instead of the allreduce, an allgather
+ * with a smaller sendcount, a reduce_scatter with a larger recvcount. Every
+ * rank must get an error, not hang and not succeed, and its next call must
+ * fail at once. The library reports OBC_ERR_MISMATCH when the operations
+ * differ in count, dtype or op (chunks carry a stamp of the operation) - at
+ * least one rank, the others MISMATCH or ABORTED (the comm broken by the rank
+ * that saw it) - within the timeout plus 5 s; a broadcast against an
+ * allreduce never exchanges a chunk the other side reads, so every rank gets
+ * OBC_ERR_TIMEOUT (or ABORTED) after OBC_TIMEOUT (5 s here), within 5 s more.
+ * No rank may write outside its buffers, whatever it was told: the guards
+ * around every buffer are checked after the failure, on every rank, and the
+ * sendbuf must be unchanged.
+ */
+/* obct: timeout=240 */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "data.h"
+#include "obct.h"
+#include "spawn_ranks.h"
+
+#define NRANKS 4
+#define TIMEOUT_S 5.0
+#define LIMIT_S (TIMEOUT_S + 5.0)
+#define COUNT 100003 /* elements, a few chunks */
+
+enum call { ALLREDUCE, BROADCAST, ALLGATHER, REDUCE_SCATTER };
+
+struct variant {
+    enum call call;
+    size_t count;
+    obc_dtype_t dtype;
+    obc_redop_t op;
+};
+
+struct scenario {
+    const char *name;
+    int odd; /* the rank that differs */
+    struct variant others;
+    struct variant odd_one;
+    obc_result_t expect; /* what the library reports: at least one rank, the others this or
+                          * OBC_ERR_ABORTED (the comm broken by the rank that saw it) */
+};
+
+/* One call; its buffers sized exactly for what this rank was asked (elements of dtype):
+ * count for allreduce and broadcast, sendcount * nranks received for allgather, recvcount
+ * * nranks sent for reduce_scatter. */
+static obc_result_t call(const struct variant *v, obc_comm_t *comm, struct obct_buf *send,
+                         struct obct_buf *recv)
+{
+    size_t es = obc_dtype_size(v->dtype);
+    size_t n = NRANKS;
+    switch (v->call) {
+    case ALLREDUCE:
+        obct_buf_alloc(send, v->count * es, 0);
+        obct_buf_alloc(recv, v->count * es, 0);
+        obct_fill(send->data, v->count * es, 1, 0);
+        obct_poison(recv->data, v->count * es);
+        return obc_allreduce(send->data, recv->data, v->count, v->dtype, v->op, comm);
+    case BROADCAST:
+        obct_buf_alloc(send, v->count * es, 0);
+        obct_buf_alloc(recv, v->count * es, 0);
+        obct_fill(send->data, v->count * es, 1, 0);
+        obct_poison(recv->data, v->count * es);
+        return obc_broadcast(send->data, recv->data, v->count, v->dtype, 0, comm);
+    case ALLGATHER:
+        obct_buf_alloc(send, v->count * es, 0);
+        obct_buf_alloc(recv, v->count * es * n, 0);
+        obct_fill(send->data, v->count * es, 1, 0);
+        obct_poison(recv->data, v->count * es * n);
+        return obc_allgather(send->data, recv->data, v->count, v->dtype, comm);
+    default:
+        obct_buf_alloc(send, v->count * es * n, 0);
+        obct_buf_alloc(recv, v->count * es, 0);
+        obct_fill(send->data, v->count * es * n, 1, 0);
+        obct_poison(recv->data, v->count * es);
+        return obc_reduce_scatter(send->data, recv->data, v->count, v->dtype, v->op, comm);
+    }
+}
+
+static int rank_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self, void *arg)
+{
+    const struct scenario *sc = arg;
+    const struct variant *v = rank == sc->odd ? &sc->odd_one : &sc->others;
+    struct obct_buf send = {0};
+    struct obct_buf recv = {0};
+    int small[4] = {1, 2, 3, 4};
+    int failures0 = obct_failures(); /* inherited from the parent at fork */
+    double t;
+    (void)nranks;
+    OBCT_OK(obc_allreduce(small, small, 4, OBC_INT32, OBC_SUM, comm), comm);
+    OBCT_CHECK_EQ_INT(small[3], 4 * NRANKS);
+    obct_progress(self);
+    t = obct_now();
+    self->rc = call(v, comm, &send, &recv);
+    self->t_event = obct_now();
+    self->value = self->t_event - t;
+    snprintf(self->msg, sizeof(self->msg), "%s", obc_comm_last_error(comm));
+    t = obct_now();
+    self->rc_after = obc_allreduce(small, small, 4, OBC_INT32, OBC_SUM, comm);
+    self->after_s = obct_now() - t;
+    obc_comm_destroy(comm);
+    obct_buf_check("sendbuf", &send);
+    obct_buf_check("recvbuf", &recv);
+    obct_verify("sendbuf (must stay unchanged)", send.data, send.nbytes, 1, 0);
+    obct_buf_free(&send);
+    obct_buf_free(&recv);
+    return obct_failures() > failures0 ? 1 : 0;
+}
+
+static void run(const struct scenario *sc)
+{
+    struct obct_job job;
+    int nexpect = 0;
+    printf("coll_mismatch: %s (rank %d differs)\n", sc->name, sc->odd);
+    fflush(stdout);
+    obct_spawn(&job, NRANKS, rank_main, (void *)sc, 0);
+    if (obct_join(&job, LIMIT_S + 30) != 0) {
+        OBCT_FAIL("%s: ranks did not exit within %.0f s", sc->name, LIMIT_S + 30);
+    }
+    for (int r = 0; r < NRANKS; r++) {
+        const struct obct_report *rep = &job.reports[r];
+        printf("coll_mismatch: %s: rank %d got %s after %.3f s, next call %s in %.3f s; "
+               "message: \"%s\"\n",
+               sc->name, r, obct_rc_name(rep->rc), rep->value, obct_rc_name(rep->rc_after),
+               rep->after_s, rep->msg);
+        OBCT_CHECK_EQ_INT(obct_exit_code(&job, r), 0); /* guards intact, sendbuf unchanged */
+        if (rep->rc != (int)sc->expect && rep->rc != OBC_ERR_ABORTED) {
+            obct_soft_fail(__FILE__, __LINE__, "%s: rank %d: the call returned %s, expected %s",
+                           sc->name, r, obct_rc_name(rep->rc), obct_rc_name(sc->expect));
+            continue; /* after a success the next call is legitimately fine */
+        }
+        OBCT_CHECK_LE_DBL(rep->value, LIMIT_S);
+        if (rep->rc == OBC_ERR_TIMEOUT) {
+            OBCT_CHECK(rep->value > TIMEOUT_S - 0.5);
+        }
+        OBCT_CHECK(rep->rc_after == OBC_ERR_ABORTED || rep->rc_after == rep->rc);
+        OBCT_CHECK_LE_DBL(rep->after_s, 0.5);
+        nexpect += rep->rc == (int)sc->expect;
+    }
+    if (nexpect == 0) {
+        obct_soft_fail(__FILE__, __LINE__, "%s: no rank reported %s", sc->name,
+                       obct_rc_name(sc->expect));
+    }
+    obct_job_check_shm(&job);
+    obct_job_free(&job);
+    fflush(stdout);
+}
+
+int main(void)
+{
+    static const struct scenario scenarios[] = {
+        {"allreduce, one rank's count smaller",
+         1,
+         {ALLREDUCE, COUNT, OBC_FLOAT32, OBC_SUM},
+         {ALLREDUCE, COUNT - 1000, OBC_FLOAT32, OBC_SUM},
+         OBC_ERR_MISMATCH},
+        {"allreduce, one rank's count larger",
+         3,
+         {ALLREDUCE, COUNT, OBC_FLOAT32, OBC_SUM},
+         {ALLREDUCE, COUNT + 1, OBC_FLOAT32, OBC_SUM},
+         OBC_ERR_MISMATCH},
+        {"allreduce, another dtype of the same size",
+         1,
+         {ALLREDUCE, COUNT, OBC_FLOAT32, OBC_SUM},
+         {ALLREDUCE, COUNT, OBC_INT32, OBC_SUM},
+         OBC_ERR_MISMATCH},
+        {"allreduce, another op",
+         3,
+         {ALLREDUCE, COUNT, OBC_INT64, OBC_SUM},
+         {ALLREDUCE, COUNT, OBC_INT64, OBC_MAX},
+         OBC_ERR_MISMATCH},
+        {"broadcast instead of allreduce",
+         1,
+         {ALLREDUCE, COUNT, OBC_UINT8, OBC_SUM},
+         {BROADCAST, COUNT, OBC_UINT8, OBC_SUM},
+         OBC_ERR_TIMEOUT},
+        {"allgather, one rank's sendcount smaller",
+         1,
+         {ALLGATHER, COUNT, OBC_INT32, OBC_SUM},
+         {ALLGATHER, COUNT / 2, OBC_INT32, OBC_SUM},
+         OBC_ERR_MISMATCH},
+        {"reduce_scatter, one rank's recvcount larger",
+         3,
+         {REDUCE_SCATTER, COUNT, OBC_FLOAT64, OBC_SUM},
+         {REDUCE_SCATTER, COUNT + 7, OBC_FLOAT64, OBC_SUM},
+         OBC_ERR_MISMATCH},
+    };
+    char timeout[32];
+    obct_watchdog(230);
+    snprintf(timeout, sizeof(timeout), "%g", TIMEOUT_S);
+    setenv("OBC_TIMEOUT", timeout, 1);
+    for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+        run(&scenarios[i]);
+    }
+    return obct_finish("coll_mismatch");
+}
