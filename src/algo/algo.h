@@ -107,7 +107,8 @@ struct obc__algo {
 /* Thresholds and forced choices, decided once at communicator creation. */
 struct obc__algo_tuning {
     size_t eager_max_bytes; /* broadcasts up to this go through the eager ring */
-    size_t recdbl_max_bytes; /* allreduces up to this across hosts: recursive doubling */
+    size_t recdbl_max_bytes; /* allreduces up to this: recursive doubling */
+    int ncpus; /* CPUs of this host: are ranks crowding them? */
     size_t cma_min_bytes; /* broadcasts from this size read the root's buffer directly */
     size_t stream_min_bytes; /* from this size, destinations get streaming stores */
     const struct obc__algo *forced[OBC_COLL_COUNT];

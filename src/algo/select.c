@@ -144,24 +144,72 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
 }
 
 /*
- * Reductions and gathers. Within one host (or every rank in one arena) the
- * shared-memory algorithms move each byte through memory the fewest times
- * and let every rank work at once. Across hosts: allreduce is
- * hierarchical (the host stages in shared memory, only leaders on the
- * network; its leader stage picks recursive doubling up to
- * recdbl_max_bytes, the ring above), the others use the ring.
+ * Reductions and gathers within one host, measured with obc-perf at 2, 4
+ * and 8 ranks on the 2-core VM (docs/algorithms.md has the table):
+ *  - with a core per rank the p2p algorithms win everywhere: recursive
+ *    doubling for small allreduces (0.49 us at 8 B, 2 ranks), the ring
+ *    above (it touches each byte fewer times than the window reduction:
+ *    64 MiB at 2 ranks 6.3 ms against 7.0);
+ *  - when ranks outnumber cores, every extra pairwise step costs a trip
+ *    through the scheduler, and the window algorithms (one or two
+ *    all-rank synchronisations per chunk) win below 1 MiB: allreduce at
+ *    8 ranks 23 us (shm) against 30 (recdbl) and 61 (ring) at 8 B; the
+ *    allgather at 8 ranks at every size. Recursive doubling still wins the
+ *    small allreduce at 2 ranks per core (4 ranks: 8.0 us against 11.3).
+ */
+#define SHM_BELOW_BYTES (1u << 20)
+
+static const struct obc__algo *within_host(const struct obc__algo_ctx *ctx,
+                                           const struct obc__algo_tuning *tuning,
+                                           const struct obc__coll_args *args, char *why,
+                                           size_t why_bytes)
+{
+    bool gathers = args->coll == OBC_COLL_ALLGATHER || args->coll == OBC_COLL_REDUCE_SCATTER;
+    size_t total = gathers ? args->nbytes * (size_t)ctx->nranks : args->nbytes;
+    int cpus = tuning->ncpus > 0 ? tuning->ncpus : 1;
+    bool crowded = ctx->nranks > cpus, very_crowded = ctx->nranks > 2 * cpus;
+    switch (args->coll) {
+    case OBC_COLL_BARRIER:
+        say(why, why_bytes, "one host: shared counter");
+        return &obc__barrier_counter;
+    case OBC_COLL_ALLREDUCE:
+        if (total <= tuning->recdbl_max_bytes && !very_crowded) {
+            say(why, why_bytes, "one host, %zu bytes <= %zu, %d ranks on %d cpus", total,
+                tuning->recdbl_max_bytes, ctx->nranks, cpus);
+            return &obc__allreduce_recdbl;
+        }
+        if (total < SHM_BELOW_BYTES && very_crowded) {
+            say(why, why_bytes, "one host, %zu bytes, %d ranks on %d cpus", total, ctx->nranks,
+                cpus);
+            return &obc__allreduce_shm;
+        }
+        say(why, why_bytes, "one host, %zu bytes", total);
+        return &obc__allreduce_ring;
+    case OBC_COLL_ALLGATHER:
+        say(why, why_bytes, "one host, %d ranks on %d cpus", ctx->nranks, cpus);
+        return crowded ? &obc__allgather_shm : &obc__allgather_ring;
+    default: {
+        bool shm = crowded && total < SHM_BELOW_BYTES;
+        say(why, why_bytes, "one host, %zu bytes, %d ranks on %d cpus", total, ctx->nranks, cpus);
+        if (args->coll == OBC_COLL_REDUCE) {
+            return shm ? &obc__reduce_shm : &obc__reduce_ring;
+        }
+        return shm ? &obc__reduce_scatter_shm : &obc__reduce_scatter_ring;
+    }
+    }
+}
+
+/*
+ * Across hosts: allreduce is hierarchical (the host stages in shared
+ * memory, only leaders on the network; its leader stage picks recursive
+ * doubling up to recdbl_max_bytes, the ring above), the others use the
+ * ring, the barrier dissemination.
  */
 static const struct obc__algo *reduction_choice(const struct obc__algo_ctx *ctx,
+                                                const struct obc__algo_tuning *tuning,
                                                 const struct obc__coll_args *args, char *why,
                                                 size_t why_bytes)
 {
-    static const struct obc__algo *const within[OBC_COLL_COUNT] = {
-        [OBC_COLL_BARRIER] = &obc__barrier_counter,
-        [OBC_COLL_ALLREDUCE] = &obc__allreduce_shm,
-        [OBC_COLL_REDUCE] = &obc__reduce_shm,
-        [OBC_COLL_ALLGATHER] = &obc__allgather_shm,
-        [OBC_COLL_REDUCE_SCATTER] = &obc__reduce_scatter_shm,
-    };
     static const struct obc__algo *const across[OBC_COLL_COUNT] = {
         [OBC_COLL_BARRIER] = &obc__barrier_dissem,
         [OBC_COLL_ALLREDUCE] = &obc__allreduce_hier,
@@ -169,9 +217,8 @@ static const struct obc__algo *reduction_choice(const struct obc__algo_ctx *ctx,
         [OBC_COLL_ALLGATHER] = &obc__allgather_ring,
         [OBC_COLL_REDUCE_SCATTER] = &obc__reduce_scatter_ring,
     };
-    const struct obc__algo *a = within[args->coll];
+    const struct obc__algo *a = within_host(ctx, tuning, args, why, why_bytes);
     if (ctx->nhosts == 1 && a->supports(ctx, args)) {
-        say(why, why_bytes, "one host: shared memory");
         return a;
     }
     a = across[args->coll];
@@ -203,7 +250,7 @@ static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
     if (args->coll == OBC_COLL_BROADCAST) {
         return broadcast_choice(ctx, tuning, args, why, why_bytes);
     }
-    return reduction_choice(ctx, args, why, why_bytes);
+    return reduction_choice(ctx, tuning, args, why, why_bytes);
 }
 
 const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,

@@ -25,13 +25,18 @@ static void parse_forced(void **state)
     assert_ptr_equal(t.forced[OBC_COLL_BROADCAST], &obc__bcast_cma);
     assert_ptr_equal(t.forced[OBC_COLL_BARRIER], &obc__barrier_counter);
     assert_int_equal(obc__algo_parse_forced("broadcast=nope", &t, &err), OBC_ERR_INVALID_ARG);
-    assert_int_equal(obc__algo_parse_forced("allgather=ring", &t, &err), OBC_ERR_INVALID_ARG);
+    assert_int_equal(obc__algo_parse_forced("allreduce=hier,reduce_scatter=shm", &t, &err),
+                     OBC_SUCCESS);
+    assert_ptr_equal(t.forced[OBC_COLL_ALLREDUCE], &obc__allreduce_hier);
+    assert_ptr_equal(t.forced[OBC_COLL_REDUCE_SCATTER], &obc__reduce_scatter_shm);
+    assert_int_equal(obc__algo_parse_forced("allgather=nope", &t, &err), OBC_ERR_INVALID_ARG);
+    assert_int_equal(obc__algo_parse_forced("allgather=eager", &t, &err), OBC_ERR_INVALID_ARG);
     assert_int_equal(obc__algo_parse_forced("broadcast", &t, &err), OBC_ERR_INVALID_ARG);
     assert_int_equal(obc__algo_parse_forced("", &t, &err), OBC_SUCCESS);
 }
 
-static const struct obc__algo *pick(int nranks, size_t nbytes, size_t nsegs,
-                                    const struct obc__algo_tuning *t)
+static const struct obc__algo *pick_coll(enum obc__coll coll, int nranks, int nhosts, size_t nbytes,
+                                         size_t nsegs, const struct obc__algo_tuning *t)
 {
     struct obc__algo_ctx ctx;
     struct obc__coll_args args;
@@ -39,12 +44,46 @@ static const struct obc__algo *pick(int nranks, size_t nbytes, size_t nsegs,
     memset(&ctx, 0, sizeof(ctx));
     memset(&args, 0, sizeof(args));
     ctx.nranks = nranks;
-    args.coll = OBC_COLL_BROADCAST;
+    ctx.nhosts = nhosts;
+    ctx.arena = (struct obc__arena *)&ctx; /* non-NULL: the windows exist */
+    ctx.world.n = nranks;
+    ctx.scratch_bytes = 1 << 20;
+    args.coll = coll;
     args.nbytes = nbytes;
     args.nsegs = nsegs;
     const struct obc__algo *a = obc__algo_select(&ctx, t, &args, why, sizeof(why));
     assert_true(strlen(why) > 0); /* every choice says why */
     return a;
+}
+
+static const struct obc__algo *pick(int nranks, size_t nbytes, size_t nsegs,
+                                    const struct obc__algo_tuning *t)
+{
+    return pick_coll(OBC_COLL_BROADCAST, nranks, 1, nbytes, nsegs, t);
+}
+
+/* The measured rules of select.c's within_host(), on a 2-CPU host. */
+static void reductions(void **state)
+{
+    struct obc__algo_tuning t;
+    (void)state;
+    memset(&t, 0, sizeof(t));
+    obc__algo_default_tuning(&t, 2);
+    t.ncpus = 2;
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 1, 1, 8, 1, &t), &obc__allreduce_self);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 2, 1, 8, 1, &t), &obc__allreduce_recdbl);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, 8, 1, &t), &obc__allreduce_recdbl);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 8, 1, &t), &obc__allreduce_shm);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 4 << 20, 1, &t), &obc__allreduce_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 2, 1, 4 << 20, 1, &t), &obc__allreduce_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 4, 8, 1, &t), &obc__allreduce_hier);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLGATHER, 2, 1, 8, 1, &t), &obc__allgather_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLGATHER, 4, 1, 8, 1, &t), &obc__allgather_shm);
+    assert_ptr_equal(pick_coll(OBC_COLL_REDUCE, 4, 1, 8, 1, &t), &obc__reduce_shm);
+    assert_ptr_equal(pick_coll(OBC_COLL_REDUCE, 4, 1, 8 << 20, 1, &t), &obc__reduce_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_REDUCE_SCATTER, 4, 2, 8, 1, &t), &obc__reduce_scatter_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_BARRIER, 4, 1, 0, 0, &t), &obc__barrier_counter);
+    assert_ptr_equal(pick_coll(OBC_COLL_BARRIER, 4, 2, 0, 0, &t), &obc__barrier_dissem);
 }
 
 static void thresholds(void **state)
@@ -86,6 +125,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_forced),
         cmocka_unit_test(thresholds),
+        cmocka_unit_test(reductions),
         cmocka_unit_test(stamps_differ),
     };
     obc__err_init(&err);
