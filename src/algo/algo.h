@@ -133,6 +133,8 @@ const char *obc__coll_name(enum obc__coll coll);
 /* supports() of the shared-memory algorithms: every rank is in the host
  * arena (and teams are small enough for their stack tables). */
 bool obc__algo_on_one_arena(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args);
+/* supports() of the p2p algorithms: there is someone to talk to. */
+bool obc__algo_more_than_one(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args);
 
 /* A stamp that identifies one operation: its sequence number and a hash of
  * what every rank must agree on. Carried in staged data, compared on read. */

@@ -37,22 +37,6 @@ void obc__op_unref(struct obc__op *op)
     }
 }
 
-void obc__op_set_bcast(struct obc__op *op, const void *sendbuf, void *recvbuf, size_t count,
-                       obc_dtype_t dtype, int root)
-{
-    size_t nbytes = count * obc_dtype_size(dtype);
-    op->args.coll = OBC_COLL_BROADCAST;
-    op->args.root = root;
-    op->args.dtype = dtype;
-    op->args.count = count;
-    op->args.nbytes = nbytes;
-    op->seg.send = sendbuf;
-    op->seg.recv = recvbuf;
-    op->seg.nbytes = nbytes;
-    op->args.segs = &op->seg;
-    op->args.nsegs = 1;
-}
-
 void obc__op_set_coll(struct obc__op *op, enum obc__coll coll, const void *sendbuf, void *recvbuf,
                       size_t count, obc_dtype_t dtype, obc_redop_t redop, int root)
 {
@@ -68,6 +52,12 @@ void obc__op_set_coll(struct obc__op *op, enum obc__coll coll, const void *sendb
     op->seg.nbytes = nbytes;
     op->args.segs = &op->seg;
     op->args.nsegs = 1;
+}
+
+void obc__op_set_bcast(struct obc__op *op, const void *sendbuf, void *recvbuf, size_t count,
+                       obc_dtype_t dtype, int root)
+{
+    obc__op_set_coll(op, OBC_COLL_BROADCAST, sendbuf, recvbuf, count, dtype, OBC_SUM, root);
 }
 
 void obc__op_set_barrier(struct obc__op *op)

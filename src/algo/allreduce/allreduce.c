@@ -4,14 +4,12 @@
  *   shm     within a host: every rank reduces one slice of each chunk of
  *           everybody's input in the arena's windows (win_reduce.c);
  *   ring    reduce-scatter then allgather around the ring of ranks over
- *           p2p channels (ring.c): bandwidth-optimal across hosts;
+ *           p2p channels (ring.c): bandwidth-optimal;
  *   recdbl  recursive doubling over p2p channels (recdbl.c): log2(n)
- *           latencies, for small messages across hosts.
+ *           latencies, for small messages.
  * The hierarchical composition is allreduce_hier.c; the single rank is a
  * copy (coll_self.c).
  */
-#include <string.h>
-
 #include "algo/p2p/recdbl.h"
 #include "algo/p2p/ring.h"
 #include "algo/window/win_reduce.h"
@@ -29,7 +27,7 @@ bool obc__algo_on_one_arena(const struct obc__algo_ctx *ctx, const struct obc__c
     return ctx->arena != NULL && ctx->world.n <= 512;
 }
 
-static bool more_than_one(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+bool obc__algo_more_than_one(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     (void)args;
     return ctx->nranks > 1;
@@ -37,46 +35,12 @@ static bool more_than_one(const struct obc__algo_ctx *ctx, const struct obc__col
 
 static void shm_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    struct win_reduce_job job = {
-        .args = args,
-        .team = &ctx->world,
-        .in = args->segs[0].send,
-        .out = args->segs[0].recv,
-        .count = args->count,
-        .dtype = args->dtype,
-        .op = args->redop,
-        .avg_divisor = ctx->nranks,
-        .consumers = WIN_CONSUME_ALL,
-    };
-    win_reduce_start(state, ctx, &job);
-}
-
-static obc_result_t shm_step(void *state, struct obc__wait *w)
-{
-    return win_reduce_step(state, w);
+    win_reduce_start_world(state, ctx, args, false, WIN_CONSUME_ALL);
 }
 
 static void ring_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    struct ring_job job = {
-        .args = args,
-        .team = &ctx->world,
-        .in = args->segs[0].send,
-        .out = args->segs[0].recv,
-        .count = args->count,
-        .dtype = args->dtype,
-        .op = args->redop,
-        .avg_divisor = ctx->nranks,
-        .rs = true,
-        .ag = true,
-        .stamp = obc__algo_stamp(args),
-    };
-    ring_start(state, ctx, &job);
-}
-
-static obc_result_t ring_algo_step(void *state, struct obc__wait *w)
-{
-    return ring_step(state, w);
+    ring_start_world(state, ctx, args, false, true, true);
 }
 
 static void recdbl_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
@@ -95,14 +59,9 @@ static void recdbl_init(void *state, struct obc__algo_ctx *ctx, const struct obc
     recdbl_start(state, ctx, &job);
 }
 
-static obc_result_t recdbl_algo_step(void *state, struct obc__wait *w)
-{
-    return recdbl_step(state, w);
-}
-
 const struct obc__algo obc__allreduce_shm = {OBC_COLL_ALLREDUCE, "shm", obc__algo_on_one_arena,
-                                             shm_init, shm_step};
-const struct obc__algo obc__allreduce_ring = {OBC_COLL_ALLREDUCE, "ring", more_than_one, ring_init,
-                                              ring_algo_step};
-const struct obc__algo obc__allreduce_recdbl = {OBC_COLL_ALLREDUCE, "recdbl", more_than_one,
-                                                recdbl_init, recdbl_algo_step};
+                                             shm_init, win_reduce_step};
+const struct obc__algo obc__allreduce_ring = {OBC_COLL_ALLREDUCE, "ring", obc__algo_more_than_one,
+                                              ring_init, ring_step};
+const struct obc__algo obc__allreduce_recdbl = {OBC_COLL_ALLREDUCE, "recdbl",
+                                                obc__algo_more_than_one, recdbl_init, recdbl_step};

@@ -19,12 +19,6 @@ struct dissem_state {
 };
 _Static_assert(sizeof(struct dissem_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 
-static bool dissem_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
-{
-    (void)args;
-    return ctx->nranks > 1;
-}
-
 static void dissem_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     struct dissem_state *s = state;
@@ -59,5 +53,5 @@ static obc_result_t dissem_step(void *state, struct obc__wait *w)
     return OBC_SUCCESS;
 }
 
-const struct obc__algo obc__barrier_dissem = {OBC_COLL_BARRIER, "dissemination", dissem_supports,
-                                              dissem_init, dissem_step};
+const struct obc__algo obc__barrier_dissem = {OBC_COLL_BARRIER, "dissemination",
+                                              obc__algo_more_than_one, dissem_init, dissem_step};

@@ -22,12 +22,6 @@ struct chain_state {
 };
 _Static_assert(sizeof(struct chain_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 
-static bool chain_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
-{
-    (void)args;
-    return ctx->nranks > 1;
-}
-
 static void chain_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     struct chain_state *s = state;
@@ -90,5 +84,5 @@ static obc_result_t chain_step(void *state, struct obc__wait *w)
     return OBC_SUCCESS;
 }
 
-const struct obc__algo obc__reduce_ring = {OBC_COLL_REDUCE, "ring", chain_supports, chain_init,
-                                           chain_step};
+const struct obc__algo obc__reduce_ring = {OBC_COLL_REDUCE, "ring", obc__algo_more_than_one,
+                                           chain_init, chain_step};

@@ -200,8 +200,9 @@ static obc_result_t segment_step(struct recdbl_run *r, struct obc__wait *w)
     return OBC_SUCCESS;
 }
 
-obc_result_t recdbl_step(struct recdbl_run *r, struct obc__wait *w)
+obc_result_t recdbl_step(void *state, struct obc__wait *w)
 {
+    struct recdbl_run *r = state;
     while (r->seg < r->job.count) {
         obc_result_t res = segment_step(r, w);
         if (res != OBC_SUCCESS) {

@@ -39,6 +39,7 @@ struct recdbl_run {
 
 void recdbl_start(struct recdbl_run *r, const struct obc__algo_ctx *ctx,
                   const struct recdbl_job *job);
-obc_result_t recdbl_step(struct recdbl_run *r, struct obc__wait *w);
+/* Advance (state: struct recdbl_run); an algorithm's step. */
+obc_result_t recdbl_step(void *state, struct obc__wait *w);
 
 #endif

@@ -217,8 +217,29 @@ static obc_result_t ag_action(struct ring_run *r, int a, struct obc__wait *w)
     return OBC_SUCCESS;
 }
 
-obc_result_t ring_step(struct ring_run *r, struct obc__wait *w)
+void ring_start_world(struct ring_run *r, const struct obc__algo_ctx *ctx,
+                      const struct obc__coll_args *args, bool blocks, bool rs, bool ag)
 {
+    struct ring_job job = {
+        .args = args,
+        .team = &ctx->world,
+        .in = args->segs[0].send,
+        .out = args->segs[0].recv,
+        .count = args->count,
+        .dtype = args->dtype,
+        .op = args->redop,
+        .avg_divisor = ctx->nranks,
+        .blocks = blocks,
+        .rs = rs,
+        .ag = ag,
+        .stamp = obc__algo_stamp(args),
+    };
+    ring_start(r, ctx, &job);
+}
+
+obc_result_t ring_step(void *state, struct obc__wait *w)
+{
+    struct ring_run *r = state;
     const struct ring_job *j = &r->job;
     int n = j->team->n;
     int nactions = (j->rs ? n : 0) + (j->ag ? n : 0);

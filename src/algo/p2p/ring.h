@@ -44,6 +44,10 @@ struct ring_run {
 };
 
 void ring_start(struct ring_run *r, const struct obc__algo_ctx *ctx, const struct ring_job *job);
-obc_result_t ring_step(struct ring_run *r, struct obc__wait *w);
+/* A ring over the whole communicator on args's buffers (registry entries). */
+void ring_start_world(struct ring_run *r, const struct obc__algo_ctx *ctx,
+                      const struct obc__coll_args *args, bool blocks, bool rs, bool ag);
+/* Advance a started ring (state: struct ring_run); an algorithm's step. */
+obc_result_t ring_step(void *state, struct obc__wait *w);
 
 #endif

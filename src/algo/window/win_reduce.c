@@ -182,8 +182,29 @@ static bool consumes(const struct win_reduce_run *r)
         (r->job.consumers == WIN_CONSUME_ROOT && r->job.team->me == r->job.root);
 }
 
-obc_result_t win_reduce_step(struct win_reduce_run *r, struct obc__wait *w)
+void win_reduce_start_world(struct win_reduce_run *r, const struct obc__algo_ctx *ctx,
+                            const struct obc__coll_args *args, bool blocks,
+                            enum win_consumers consumers)
 {
+    struct win_reduce_job job = {
+        .args = args,
+        .team = &ctx->world,
+        .in = args->segs[0].send,
+        .out = args->segs[0].recv,
+        .count = args->count,
+        .dtype = args->dtype,
+        .op = args->redop,
+        .avg_divisor = ctx->nranks,
+        .blocks = blocks,
+        .consumers = consumers,
+        .root = args->root,
+    };
+    win_reduce_start(r, ctx, &job);
+}
+
+obc_result_t win_reduce_step(void *state, struct obc__wait *w)
+{
+    struct win_reduce_run *r = state;
     const struct obc__algo_ctx *ctx = r->ctx;
     const struct obc__team *team = r->job.team;
     while (r->done < r->nchunks) {
@@ -275,8 +296,9 @@ static obc_result_t gather_copy(struct win_gather_run *r, uint32_t k, int s)
     return OBC_SUCCESS;
 }
 
-obc_result_t win_gather_step(struct win_gather_run *r, struct obc__wait *w)
+obc_result_t win_gather_step(void *state, struct obc__wait *w)
 {
+    struct win_gather_run *r = state;
     const struct obc__algo_ctx *ctx = r->ctx;
     const struct win_gather_job *j = &r->job;
     while (r->done < r->nchunks) {

@@ -77,10 +77,16 @@ struct win_gather_run {
 
 void win_reduce_start(struct win_reduce_run *r, const struct obc__algo_ctx *ctx,
                       const struct win_reduce_job *job);
-obc_result_t win_reduce_step(struct win_reduce_run *r, struct obc__wait *w);
+/* A reduction over the whole communicator on args's buffers (registry entries). */
+void win_reduce_start_world(struct win_reduce_run *r, const struct obc__algo_ctx *ctx,
+                            const struct obc__coll_args *args, bool blocks,
+                            enum win_consumers consumers);
+/* Advance (state: struct win_reduce_run); an algorithm's step. */
+obc_result_t win_reduce_step(void *state, struct obc__wait *w);
 
 void win_gather_start(struct win_gather_run *r, const struct obc__algo_ctx *ctx,
                       const struct win_gather_job *job);
-obc_result_t win_gather_step(struct win_gather_run *r, struct obc__wait *w);
+/* Advance (state: struct win_gather_run); an algorithm's step. */
+obc_result_t win_gather_step(void *state, struct obc__wait *w);
 
 #endif
