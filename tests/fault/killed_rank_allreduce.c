@@ -22,7 +22,7 @@
 
 #define NRANKS 4
 #define LIMIT_S 10.0
-#define MAX_ITERS 100000
+#define LOOP_S 30.0 /* loop until the kill, bounded in time (see killed_rank.c) */
 
 struct scenario {
     const char *name;
@@ -47,7 +47,7 @@ static int rank_main(obc_comm_t *comm, int rank, int nranks, struct obct_report 
     for (size_t i = 0; i < sc->count; i++) {
         ((float *)send.data)[i] = (float)(i % 1000) + (float)rank;
     }
-    for (int i = 0; i < MAX_ITERS && rc == OBC_SUCCESS; i++) {
+    for (double end = obct_now() + LOOP_S; rc == OBC_SUCCESS && obct_now() < end;) {
         obct_progress(self);
         rc = obc_allreduce(send.data, recv.data, sc->count, OBC_FLOAT32, OBC_SUM, comm);
     }
