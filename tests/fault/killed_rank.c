@@ -14,6 +14,7 @@
 
 #include "data.h"
 #include "obct.h"
+#include "killcheck.h"
 #include "spawn_ranks.h"
 
 #define NRANKS 4
@@ -58,48 +59,10 @@ static int rank_main(obc_comm_t *comm, int rank, int nranks, struct obct_report 
 static void run(const struct scenario *sc)
 {
     struct obct_job job;
-    double t_kill;
-    int named = 0;
     printf("killed_rank: %s: kill rank %d of %d, root %d, %zu-byte broadcasts\n", sc->name,
            sc->victim, NRANKS, sc->root, sc->nbytes);
     obct_spawn(&job, NRANKS, rank_main, (void *)sc, 0);
-    /* A few broadcasts done: everyone is connected and looping; 30 ms more puts the
-     * kill inside a broadcast (the loop does nothing else). */
-    OBCT_ASSERT_MSG(obct_wait_progress(&job, sc->victim, 4, 60) == 0,
-                    "rank %d never reached its 4th broadcast", sc->victim);
-    obct_sleep(0.030);
-    t_kill = obct_signal(&job, sc->victim, SIGKILL);
-    if (obct_join(&job, 40) != 0) {
-        OBCT_FAIL("%s: survivors did not exit within 40 s of the kill", sc->name);
-    }
-    OBCT_CHECK_EQ_INT(obct_exit_code(&job, sc->victim), -SIGKILL);
-    for (int r = 0; r < NRANKS; r++) {
-        const struct obct_report *rep = &job.reports[r];
-        double dt = rep->t_event - t_kill;
-        if (r == sc->victim) {
-            continue;
-        }
-        printf("killed_rank: %s: rank %d got %s after %.3f s (%ld broadcasts), next call %s in "
-               "%.3f s; message: \"%s\"\n",
-               sc->name, r, obct_rc_name(rep->rc), dt, (long)atomic_load(&rep->progress),
-               obct_rc_name(rep->rc_after), rep->after_s, rep->msg);
-        OBCT_CHECK_EQ_INT(obct_exit_code(&job, r), 0);
-        OBCT_CHECK(rep->rc == OBC_ERR_PEER_LOST || rep->rc == OBC_ERR_ABORTED);
-        OBCT_CHECK_LE_DBL(dt, LIMIT_S);
-        OBCT_CHECK(rep->rc_after != OBC_SUCCESS && rep->rc_after != OBC_IN_PROGRESS);
-        OBCT_CHECK(rep->rc_after == OBC_ERR_ABORTED || rep->rc_after == rep->rc);
-        OBCT_CHECK_LE_DBL(rep->after_s, 0.5);
-        if (obct_msg_names_rank(rep->msg, sc->victim)) {
-            named++;
-        } else if (rep->rc == OBC_ERR_PEER_LOST) {
-            OBCT_LOG("%s: rank %d reports PEER_LOST without naming rank %d: \"%s\"", sc->name, r,
-                     sc->victim, rep->msg);
-            OBCT_CHECK(obct_msg_names_rank(rep->msg, sc->victim));
-        }
-    }
-    OBCT_CHECK(named > 0);
-    obct_job_check_shm(&job);
-    obct_job_free(&job);
+    obct_kill_and_check(&job, "killed_rank", sc->name, sc->victim, "broadcasts", LIMIT_S);
     fflush(stdout);
 }
 
