@@ -192,9 +192,12 @@ static void calls_return_at_once(void)
         late_entry = obct_now();
     }
     OBCT_OK(obc_group_start(), NULL);
+    /* Large enough to take real time, small enough that 64 ranks' allgather outputs
+     * (nranks x count) fit in memory under TSan's shadow: 4 MiB of output per rank. */
+    size_t count = ((size_t)1 << 20) / (size_t)g_nranks;
     for (int i = 0; i < 3; i++) {
-        add(i == 1 ? OBCT_ALLGATHER : OBCT_ALLREDUCE, (size_t)(1 << 18) + (size_t)i, OBC_FLOAT32,
-            OBC_SUM, 0, i == 2, 0);
+        add(i == 1 ? OBCT_ALLGATHER : OBCT_ALLREDUCE, count + (size_t)i, OBC_FLOAT32, OBC_SUM, 0,
+            i == 2, 0);
     }
     double returned = obct_now();
     OBCT_OK(obc_group_end(), g_comm);
