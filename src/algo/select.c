@@ -29,6 +29,18 @@ static const char *const coll_names[OBC_COLL_COUNT] = {
     [OBC_COLL_ALLGATHER] = "allgather", [OBC_COLL_REDUCE_SCATTER] = "reduce_scatter",
 };
 
+bool obc__algo_on_one_arena(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    (void)args;
+    return ctx->arena != NULL && ctx->world.n <= 512;
+}
+
+bool obc__algo_more_than_one(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    (void)args;
+    return ctx->nranks > 1;
+}
+
 const char *obc__coll_name(enum obc__coll coll)
 {
     return (unsigned)coll < OBC_COLL_COUNT ? coll_names[coll] : "?";

@@ -23,10 +23,10 @@ obc_result_t obc__api_check_comm(const char *fn, obc_comm_t *comm)
     return OBC_SUCCESS;
 }
 
-static bool overlap(const void *a, const void *b, size_t nbytes)
+bool obc__api_overlap(const void *a, size_t an, const void *b, size_t bn)
 {
     uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return a != b && x < y + nbytes && y < x + nbytes;
+    return an > 0 && bn > 0 && x < y + bn && y < x + an;
 }
 
 obc_result_t obc__api_check_bcast(const char *fn, const void *sendbuf, void *recvbuf, size_t count,
@@ -55,7 +55,8 @@ obc_result_t obc__api_check_bcast(const char *fn, const void *sendbuf, void *rec
                             "%s: sendbuf is NULL on the root (rank %d) with count %zu", fn, root,
                             count);
     }
-    if (comm->rank == root && overlap(sendbuf, recvbuf, count * esize)) {
+    if (comm->rank == root && sendbuf != recvbuf &&
+        obc__api_overlap(sendbuf, count * esize, recvbuf, count * esize)) {
         return obc__err_set(err, OBC_ERR_INVALID_ARG,
                             "%s: sendbuf and recvbuf overlap without being equal", fn);
     }

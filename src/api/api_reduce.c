@@ -27,12 +27,6 @@ struct call {
     int root;
 };
 
-static bool overlap(const void *a, size_t an, const void *b, size_t bn)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return an > 0 && bn > 0 && x < y + bn && y < x + an;
-}
-
 /* The in-place layouts the API accepts (NCCL's): the same buffer, or for
  * allgather / reduce_scatter the rank's own block of the big buffer. */
 static bool in_place(const struct call *c, int rank, size_t block)
@@ -84,7 +78,7 @@ static obc_result_t check(const struct call *c, obc_comm_t *comm)
                             comm->rank);
     }
     if (wants_recv && !in_place(c, comm->rank, block) &&
-        overlap(c->sendbuf, send_bytes, c->recvbuf, recv_bytes)) {
+        obc__api_overlap(c->sendbuf, send_bytes, c->recvbuf, recv_bytes)) {
         return obc__err_set(
             err, OBC_ERR_INVALID_ARG, "%s: sendbuf and recvbuf overlap without being in place%s",
             c->fn, gathers ? " (in place is this rank's own block of the large buffer)" : "");

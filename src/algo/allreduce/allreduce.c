@@ -21,18 +21,6 @@ union allreduce_state {
 };
 _Static_assert(sizeof(union allreduce_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 
-bool obc__algo_on_one_arena(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
-{
-    (void)args;
-    return ctx->arena != NULL && ctx->world.n <= 512;
-}
-
-bool obc__algo_more_than_one(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
-{
-    (void)args;
-    return ctx->nranks > 1;
-}
-
 static void shm_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     win_reduce_start_world(state, ctx, args, false, WIN_CONSUME_ALL);
