@@ -298,6 +298,15 @@ OBC_API obc_result_t obc_reduce_scatter(const void *sendbuf, void *recvbuf, size
 OBC_API obc_result_t obc_check_consistency(const void *buf, size_t bytes, int root, int *ndiff,
                                            int *first_diff_rank, obc_comm_t *comm);
 
+/*
+ * obc_hash64 - the 64-bit hash obc_check_consistency compares (XXH3-64,
+ * seed 0) of `bytes` bytes at buf. For callers that check many buffers
+ * with one collective of their own (the Python binding hashes every tensor
+ * of a model, then allgathers the hashes once). Local, thread-safe; buf
+ * may be NULL when bytes is 0.
+ */
+OBC_API uint64_t obc_hash64(const void *buf, size_t bytes);
+
 /* ------------------------------------------------------------------------
  * Non-blocking collectives
  *

@@ -62,3 +62,8 @@ OBC_API obc_result_t obc_check_consistency(const void *buf, size_t bytes, int ro
     free(all);
     return res;
 }
+
+OBC_API uint64_t obc_hash64(const void *buf, size_t bytes)
+{
+    return obc__hash64(bytes > 0 ? buf : NULL, bytes);
+}

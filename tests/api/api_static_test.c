@@ -4,7 +4,8 @@
  * cmocka unit tests: obc_strerror (never NULL, distinct per code, also for
  * unknown codes), obc_dtype_size for every dtype and for invalid ones,
  * obc_version against the header, and the message after an argument error
- * made without a communicator.
+ * made without a communicator, and obc_hash64 (XXH3-64's published value
+ * for empty input; content, not address, decides the hash).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,12 +82,30 @@ static void message_without_comm(void **state)
     assert_int_equal(obc_comm_destroy(NULL), OBC_SUCCESS);
 }
 
+static void hash64_is_xxh3_of_the_bytes(void **state)
+{
+    (void)state;
+    unsigned char a[1001], b[1002];
+    assert_int_equal(obc_hash64(NULL, 0), 0x2D06800538D394C2ULL); /* XXH3_64bits("") */
+    for (size_t i = 0; i < sizeof(a); i++) {
+        a[i] = (unsigned char)(i * 7);
+        b[i + 1] = a[i];
+    }
+    assert_int_equal(obc_hash64(a, sizeof(a)), obc_hash64(b + 1, sizeof(a)));
+    for (size_t i = 0; i < sizeof(a); i += 97) {
+        b[i + 1] ^= 1;
+        assert_int_not_equal(obc_hash64(a, sizeof(a)), obc_hash64(b + 1, sizeof(a)));
+        b[i + 1] ^= 1;
+    }
+    assert_int_not_equal(obc_hash64(a, sizeof(a)), obc_hash64(a, sizeof(a) - 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strerror_distinct),    cmocka_unit_test(strerror_unknown),
         cmocka_unit_test(dtype_sizes),          cmocka_unit_test(version_matches_header),
-        cmocka_unit_test(message_without_comm),
+        cmocka_unit_test(message_without_comm), cmocka_unit_test(hash64_is_xxh3_of_the_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
