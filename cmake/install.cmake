@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Install rules: the header, both libraries, obc.pc (pkg-config), a CMake
-# package (find_package(obc) -> obc::obc, obc::obc_static) and the tools.
+# package (find_package(obc) -> obc::obc, obc::obc_static), the tools and the
+# Python package (PREFIX/lib/python3/dist-packages/obc; it finds PREFIX/lib/libobc.so).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -21,3 +22,6 @@ install(FILES ${CMAKE_BINARY_DIR}/obcConfig.cmake ${CMAKE_BINARY_DIR}/obcConfigV
 
 configure_file(${CMAKE_SOURCE_DIR}/cmake/obc.pc.in ${CMAKE_BINARY_DIR}/obc.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/obc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/python/obc DESTINATION lib/python3/dist-packages
+  FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)

@@ -4,7 +4,8 @@
 # temporary prefix (cmake --install), checks the layout (include/obc.h,
 # lib/libobc.so and .a, lib/pkgconfig/obc.pc, lib/cmake/obc), then builds
 # hello_installed.c through pkg-config and through find_package(obc), checks
-# that each binary loads the installed libobc, and runs each with obcrun -n 2.
+# that each binary loads the installed libobc, and runs each with obcrun -n 2;
+# then the installed Python package, which must load the installed libobc.
 set -eu
 build=$1
 src=$2
@@ -55,4 +56,14 @@ ldd "$tmp/cmake-build/hello_installed" | grep -q "$prefix/lib/libobc" ||
     die "hello_installed does not load libobc from $prefix: $(ldd "$tmp/cmake-build/hello_installed")"
 "$obcrun" -n 2 --timeout 60 "$tmp/cmake-build/hello_installed" ||
     die "obcrun -n 2 hello_installed failed"
+if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+    step "the installed Python package loads the installed libobc and runs"
+    pysite=$prefix/lib/python3/dist-packages
+    [ -e "$pysite/obc/__init__.py" ] || die "the Python package is not in $pysite"
+    (cd "$tmp" && PYTHONPATH=$pysite /usr/bin/python3 -c "import obc; print(obc._native.path)") |
+        grep -q "^$prefix/lib/libobc.so" || die "the installed obc package loads another libobc"
+    (cd "$tmp" && PYTHONPATH=$pysite "$obcrun" -n 2 --timeout 60 /usr/bin/python3 -c \
+        "import obc, numpy as np; obc.init(); a = np.ones(5); obc.all_reduce(a); assert (a == 2).all()") ||
+        die "obcrun -n 2 python3 with the installed package failed"
+fi
 step "ok"

@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: MIT
+"""obc for Python: collectives on NumPy arrays and CPU torch tensors,
+shaped like torch.distributed, over libobc (shared memory within a host).
+
+    import obc
+    obc.init()                                # from obcrun's or torchrun's environment
+    obc.broadcast(t, src=0)                   # in place, zero-copy
+    obc.all_reduce(t, op=obc.ReduceOp.SUM)
+    obc.sync_module(model, src=0)             # every parameter and buffer
+    obc.check_consistency(model)              # {} or {name: [ranks that differ]}
+
+Every function takes comm= (a Communicator) and otherwise uses the one
+obc.init() made. Errors raise obc.ObcError subclasses carrying obc's message.
+"""
+import atexit
+
+from . import _native
+from .comm import Communicator, ReduceOp, Work, get_unique_id, group
+from .errors import (Aborted, AuthError, InternalError, InvalidArgument, Mismatch, NoMemory,
+                     ObcError, PeerLost, ProtocolError, SystemCallError, Timeout)
+from . import grad as _grad
+from . import model as _model
+from . import objects as _objects
+
+__version__ = _native.version()
+
+__all__ = [
+    "init", "destroy", "is_initialized", "default_comm", "get_rank", "get_world_size",
+    "broadcast", "all_reduce", "reduce", "all_gather", "reduce_scatter", "barrier",
+    "broadcast_object", "all_gather_object", "sync_module", "check_consistency",
+    "GradientAverager", "Communicator", "Work", "ReduceOp", "get_unique_id", "group",
+    "ObcError", "InvalidArgument", "NoMemory", "SystemCallError", "Timeout", "PeerLost",
+    "Mismatch", "Aborted", "AuthError", "ProtocolError", "InternalError",
+]
+
+_default = None
+
+
+def init(timeout=None):
+    """Join the job described by the environment (obcrun sets OBC_RANK,
+    OBC_NRANKS and OBC_BOOTSTRAP; torchrun sets RANK, WORLD_SIZE,
+    MASTER_ADDR and MASTER_PORT) and make it the default communicator."""
+    global _default
+    if _default is not None:
+        raise RuntimeError("obc.init: already initialised (call obc.destroy() first)")
+    _default = Communicator(timeout=timeout)
+    return _default
+
+
+def destroy():
+    """Destroy the default communicator (also done at exit)."""
+    global _default
+    comm, _default = _default, None
+    if comm is not None:
+        comm.destroy()
+
+
+atexit.register(destroy)
+
+
+def is_initialized():
+    return _default is not None
+
+
+def default_comm():
+    if _default is None:
+        raise RuntimeError("obc: call obc.init() first (or pass comm=)")
+    return _default
+
+
+def _comm(comm):
+    return comm if comm is not None else default_comm()
+
+
+def get_rank(comm=None):
+    return _comm(comm).rank
+
+
+def get_world_size(comm=None):
+    return _comm(comm).size
+
+
+def broadcast(tensor, src=0, async_op=False, comm=None):
+    """tensor (in place) receives src's tensor on every rank."""
+    return _comm(comm).broadcast(tensor, src, async_op)
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, async_op=False, comm=None):
+    """tensor (in place) = op over every rank's tensor."""
+    return _comm(comm).all_reduce(tensor, op, async_op)
+
+
+def reduce(tensor, dst=0, op=ReduceOp.SUM, async_op=False, comm=None):
+    """dst's tensor (in place) = op over every rank's tensor."""
+    return _comm(comm).reduce(tensor, dst, op, async_op)
+
+
+def all_gather(output, tensor, async_op=False, comm=None):
+    """output (a list of world-size tensors, or one tensor of world-size
+    times tensor's elements) receives every rank's tensor."""
+    return _comm(comm).all_gather(output, tensor, async_op)
+
+
+def reduce_scatter(output, input, op=ReduceOp.SUM, async_op=False, comm=None):
+    """output = op over ranks of this rank's block of input."""
+    return _comm(comm).reduce_scatter(output, input, op, async_op)
+
+
+def barrier(async_op=False, comm=None):
+    return _comm(comm).barrier(async_op)
+
+
+def broadcast_object(obj, src=0, comm=None):
+    """src's picklable obj, returned on every rank (size, then the pickle
+    streamed in chunks; memory: the pickle once)."""
+    return _objects.broadcast_object(_comm(comm), obj, src)
+
+
+def all_gather_object(obj, comm=None):
+    """[every rank's obj] in rank order."""
+    return _objects.all_gather_object(_comm(comm), obj)
+
+
+def sync_module(model, src=0, bucket_mb=25, progress=False, comm=None):
+    """src's parameters and buffers into model on every rank, in place, in
+    bounded buckets, after checking that names, shapes and dtypes match
+    (obc.Mismatch names any difference)."""
+    return _model.sync_module(_comm(comm), model, src, bucket_mb, progress)
+
+
+def check_consistency(model_or_tensors, src=0, comm=None):
+    """{name: [ranks]} of tensors that differ from src's; {} if none."""
+    return _model.check_consistency(_comm(comm), model_or_tensors, src)
+
+
+def GradientAverager(model, bucket_mb=25, comm=None):  # noqa: N802 (a class to the user)
+    """Overlapped gradient averaging for data-parallel training; see
+    obc.grad.GradientAverager."""
+    return _grad.GradientAverager(_comm(comm), model, bucket_mb)

@@ -1,0 +1,311 @@
+# SPDX-License-Identifier: MIT
+"""Communicator and Work: the collectives of include/obc.h on NumPy arrays
+and CPU torch tensors, in place and zero-copy, shaped like
+torch.distributed (src/dst, op=ReduceOp.SUM, async_op=True -> Work)."""
+import ctypes
+import enum
+import threading
+from contextlib import contextmanager
+
+from . import _buffers as B
+from . import _native as N
+
+
+class ReduceOp(enum.IntEnum):
+    SUM = N.SUM
+    PRODUCT = N.PROD
+    MIN = N.MIN
+    MAX = N.MAX
+    AVG = N.AVG  # integers truncate toward zero, as in obc.h
+    PROD = N.PROD  # obc's own name, an alias of PRODUCT
+
+
+def get_unique_id():
+    """A fresh bootstrap id (bytes) for Communicator(rank=, size=,
+    unique_id=): make it on one process, send it to the others."""
+    raw = ctypes.create_string_buffer(N.UNIQUE_ID_BYTES)
+    N.check(N.lib.obc_get_unique_id(raw), None, "get_unique_id")
+    return raw.raw
+
+
+class Work:
+    """The handle of a call made with async_op=True, as torch's Work:
+    wait() blocks until it is done (raising its error), is_completed()
+    polls. The buffers stay referenced until then. Dropping an unfinished
+    Work waits for it, since obc is still writing its buffers."""
+
+    def __init__(self, comm, request, keep, finish=None):
+        self._comm = comm
+        self._req = request  # ctypes.c_void_p, None once released
+        self._keep = keep
+        self._finish = finish
+        self._error = None
+        self._lock = threading.Lock()
+
+    def _complete(self, status):
+        self._req = None
+        try:
+            N.check(status, self._comm._handle)
+            if self._finish is not None:
+                self._finish()
+        except Exception as e:  # kept for every later wait()
+            self._error = e
+        self._keep = self._finish = None
+
+    def wait(self, timeout=None):
+        """Block until the operation is done; raise its error if it failed.
+        Returns True, as torch's Work.wait(). (timeout is accepted for
+        torch compatibility; obc's own OBC_TIMEOUT bounds the wait.)"""
+        with self._lock:
+            if self._req is not None:
+                self._complete(N.lib.obc_wait(self._req))
+        if self._error is not None:
+            raise self._error
+        return True
+
+    def is_completed(self):
+        """True once the operation has finished (successfully or not)."""
+        with self._lock:
+            if self._req is not None:
+                done = ctypes.c_int(0)
+                status = N.lib.obc_test(self._req, ctypes.byref(done))
+                if done.value:
+                    self._complete(status)
+            return self._req is None
+
+    def is_success(self):
+        return self.is_completed() and self._error is None
+
+    def exception(self):
+        return self._error
+
+    def __del__(self):
+        if getattr(self, "_req", None) is not None:
+            N.lib.obc_wait(self._req)
+
+
+class Communicator:
+    """A group of ranks. Communicator() joins the job described by the
+    environment (obcrun's or torchrun's variables, like obc_comm_init_env);
+    Communicator(rank=r, size=n, unique_id=uid) joins an explicit one.
+    Use it as a context manager, or call destroy()."""
+
+    def __init__(self, *, rank=None, size=None, unique_id=None, timeout=None):
+        handle = ctypes.c_void_p()
+        if unique_id is None:
+            if rank is not None or size is not None:
+                raise ValueError("Communicator: rank and size go with unique_id")
+            N.check(N.lib.obc_comm_init_env(ctypes.byref(handle)), None, "obc init")
+        else:
+            if rank is None or size is None:
+                raise ValueError("Communicator: unique_id needs rank and size")
+            if len(unique_id) != N.UNIQUE_ID_BYTES:
+                raise ValueError(f"Communicator: unique_id must be {N.UNIQUE_ID_BYTES} bytes "
+                                 f"(from obc.get_unique_id()), got {len(unique_id)}")
+            N.check(N.lib.obc_comm_init_rank(ctypes.byref(handle), size, bytes(unique_id), rank),
+                    None, "obc init")
+        self._handle = handle
+        self.rank = N.lib.obc_comm_rank(handle)
+        self.size = N.lib.obc_comm_size(handle)
+        if timeout is not None:
+            self.set_timeout(timeout)
+
+    # -- life cycle --------------------------------------------------------
+    def _h(self):
+        if self._handle is None:
+            raise ValueError("obc: the communicator was destroyed")
+        return self._handle
+
+    def destroy(self):
+        """Free the communicator (after this rank's queued operations)."""
+        if self._handle is not None:
+            handle, self._handle = self._handle, None
+            N.check(N.lib.obc_comm_destroy(handle), None, "destroy")
+
+    def abort(self):
+        """Fail every pending and later operation here and on every peer."""
+        N.check(N.lib.obc_comm_abort(self._h()), self._handle, "abort")
+
+    def set_timeout(self, seconds):
+        N.check(N.lib.obc_comm_set_timeout(self._h(), float(seconds)), self._handle, "timeout")
+
+    def last_error(self):
+        return N.last_error(self._handle) if self._handle is not None else ""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+
+    def __repr__(self):
+        state = "destroyed" if self._handle is None else f"rank {self.rank} of {self.size}"
+        return f"<obc.Communicator {state}>"
+
+    # -- plumbing ----------------------------------------------------------
+    def _run(self, blocking, nonblocking, args, keep, async_op, finish=None, what=None):
+        """Call the blocking C function, or the non-blocking one and wrap
+        its request in a Work. Buffers in keep stay alive until done."""
+        if not async_op:
+            if finish is not None and _group_depth.n > 0:
+                raise ValueError(f"{what}: a list output needs the result at once, which a "
+                                 f"group defers; pass one output tensor, or async_op=True")
+            N.check(blocking(*args, self._h()), self._handle, what)
+            if finish is not None:
+                finish()
+            return None
+        req = ctypes.c_void_p()
+        N.check(nonblocking(*args, self._h(), ctypes.byref(req)), self._handle, what)
+        return Work(self, req, keep, finish)
+
+    def _root(self, root, what):
+        if not isinstance(root, int) or not 0 <= root < self.size:
+            raise ValueError(f"{what}: rank {root!r} is not a rank of this communicator "
+                             f"(0..{self.size - 1})")
+        return root
+
+    # -- collectives -------------------------------------------------------
+    def broadcast(self, tensor, src=0, async_op=False):
+        """tensor (in place) receives src's tensor on every rank."""
+        what = "broadcast"
+        src = self._root(src, what)
+        buf = B.as_buffer(tensor, what, writable=self.rank != src, any_dtype=True)
+        return self._run(N.lib.obc_broadcast, N.lib.obc_ibroadcast,
+                         (buf.ptr, buf.ptr, buf.count, buf.dtype, src), buf, async_op, what=what)
+
+    def all_reduce(self, tensor, op=ReduceOp.SUM, async_op=False):
+        """tensor (in place) = op over every rank's tensor."""
+        what = "all_reduce"
+        buf = B.as_buffer(tensor, what)
+        return self._run(N.lib.obc_allreduce, N.lib.obc_iallreduce,
+                         (buf.ptr, buf.ptr, buf.count, buf.dtype, _op(op, what)), buf, async_op,
+                         what=what)
+
+    def reduce(self, tensor, dst=0, op=ReduceOp.SUM, async_op=False):
+        """dst's tensor (in place) = op over every rank's tensor; the
+        others' tensors are only read."""
+        what = "reduce"
+        dst = self._root(dst, what)
+        buf = B.as_buffer(tensor, what, writable=self.rank == dst)
+        return self._run(N.lib.obc_reduce, N.lib.obc_ireduce,
+                         (buf.ptr, buf.ptr, buf.count, buf.dtype, _op(op, what), dst), buf,
+                         async_op, what=what)
+
+    def all_gather(self, output, tensor, async_op=False):
+        """output receives every rank's tensor in rank order. output is a
+        list of size tensors shaped like tensor, or one tensor/array of
+        size * tensor.numel() elements (as all_gather_into_tensor)."""
+        what = "all_gather"
+        inp = B.as_buffer(tensor, what, writable=False, any_dtype=True)
+        if isinstance(output, (list, tuple)):
+            self._check_list(output, tensor, what)
+            staging = B.empty_like(tensor, _numel(tensor) * self.size)
+            out = B.as_buffer(staging, what, any_dtype=True)
+
+            def finish():
+                whole = B.flat(staging)
+                n = _numel(tensor)
+                for r, t in enumerate(output):
+                    B.flat(t)[:] = whole[r * n:(r + 1) * n]
+            keep = (inp, out, output)
+        else:
+            B.same_type(output, tensor, what)
+            out = B.as_buffer(output, what, any_dtype=True)
+            if out.nbytes != inp.nbytes * self.size:
+                raise ValueError(f"{what}: output has {_numel(output)} elements; it needs "
+                                 f"{self.size} x {_numel(tensor)}")
+            finish, keep = None, (inp, out)
+        return self._run(N.lib.obc_allgather, N.lib.obc_iallgather,
+                         (inp.ptr, out.ptr, inp.count, inp.dtype), keep, async_op, finish, what)
+
+    def reduce_scatter(self, output, input, op=ReduceOp.SUM, async_op=False):
+        """output = op over every rank of block `rank` of input. input is a
+        list of size tensors shaped like output, or one tensor/array of
+        size * output.numel() elements."""
+        what = "reduce_scatter"
+        out = B.as_buffer(output, what)
+        if isinstance(input, (list, tuple)):
+            self._check_list(input, output, what)
+            staging = B.empty_like(output, _numel(output) * self.size)
+            whole, n = B.flat(staging), _numel(output)
+            for r, t in enumerate(input):
+                whole[r * n:(r + 1) * n] = B.flat(t)
+            inp = B.as_buffer(staging, what)
+        else:
+            B.same_type(output, input, what)
+            inp = B.as_buffer(input, what, writable=False)
+            if inp.count != out.count * self.size:
+                raise ValueError(f"{what}: input has {inp.count} elements; it needs "
+                                 f"{self.size} x {out.count}")
+        return self._run(N.lib.obc_reduce_scatter, N.lib.obc_ireduce_scatter,
+                         (inp.ptr, out.ptr, out.count, out.dtype, _op(op, what)), (inp, out),
+                         async_op, what=what)
+
+    def barrier(self, async_op=False):
+        return self._run(N.lib.obc_barrier, N.lib.obc_ibarrier, (), None, async_op,
+                         what="barrier")
+
+    def synchronize(self):
+        """Wait for every operation this rank started on the communicator."""
+        N.check(N.lib.obc_comm_synchronize(self._h()), self._handle, "synchronize")
+
+    def check_buffer(self, tensor, src=0):
+        """obc_check_consistency on one buffer: (ndiff, first_diff_rank),
+        the number of ranks whose bytes differ from src's and the lowest
+        of them (-1 if none). The same answer on every rank."""
+        what = "check_buffer"
+        src = self._root(src, what)
+        buf = B.as_buffer(tensor, what, writable=False, any_dtype=True)
+        ndiff, first = ctypes.c_int(), ctypes.c_int()
+        N.check(N.lib.obc_check_consistency(buf.ptr, buf.nbytes, src, ctypes.byref(ndiff),
+                                            ctypes.byref(first), self._h()), self._handle, what)
+        return ndiff.value, first.value
+
+    def _check_list(self, tensors, like, what):
+        if len(tensors) != self.size:
+            raise ValueError(f"{what}: the list has {len(tensors)} tensors; it needs one per "
+                             f"rank ({self.size})")
+        for t in tensors:
+            B.same_type(t, like, what)
+            if tuple(t.shape) != tuple(like.shape):
+                raise ValueError(f"{what}: list entries must be shaped {tuple(like.shape)}, "
+                                 f"got {tuple(t.shape)}")
+
+
+def _numel(t):
+    return t.numel() if B.is_tensor(t) else t.size
+
+
+def _op(op, what):
+    try:
+        return int(ReduceOp(op))
+    except ValueError:
+        raise ValueError(f"{what}: {op!r} is not an obc.ReduceOp") from None
+
+
+def hash_buffer(tensor):
+    """obc_hash64 of the buffer's bytes (what check_buffer compares)."""
+    buf = B.as_buffer(tensor, "hash", writable=False, any_dtype=True)
+    return N.lib.obc_hash64(buf.ptr, buf.nbytes)
+
+
+@contextmanager
+def group():
+    """Queue this thread's collectives and launch them together at the end
+    (obc_group_start/end): small broadcasts with one root are fused into
+    few transfers, with no packing copy. Blocking calls inside return at
+    once; the end of the block waits for them."""
+    N.check(N.lib.obc_group_start(), None, "group")
+    _group_depth.n += 1
+    try:
+        yield
+    finally:
+        _group_depth.n -= 1
+        N.check(N.lib.obc_group_end(), None, "group")
+
+
+class _Depth(threading.local):
+    n = 0
+
+
+_group_depth = _Depth()

@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: MIT
+"""obc under the real torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+LOCAL_RANK; no OBC_* variable), run by ctest as:
+    torchrun --standalone --nproc_per_node=2 python/tests/torchrun_check.py
+Exits non-zero unless every rank sees the right rank, size and results."""
+import os
+import sys
+
+import numpy as np
+import torch
+
+import obc
+
+comm = obc.init()
+rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+assert (comm.rank, comm.size) == (rank, size), (comm.rank, comm.size, rank, size)
+assert not {"OBC_RANK", "OBC_NRANKS", "OBC_BOOTSTRAP"} & set(os.environ), "torchrun must be the launcher"
+t = torch.full((1000,), float(rank + 1))
+obc.all_reduce(t)
+assert (t == size * (size + 1) / 2).all()
+cfg = obc.broadcast_object({"from": rank, "lr": np.float64(0.1)} if rank == 0 else None)
+assert cfg["from"] == 0
+print(f"torchrun_check: rank {rank} of {size} (LOCAL_RANK {os.environ['LOCAL_RANK']}) ok")
+sys.exit(0)
