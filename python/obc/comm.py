@@ -81,7 +81,10 @@ class Work:
 
     def __del__(self):
         if getattr(self, "_req", None) is not None:
-            N.lib.obc_wait(self._req)
+            try:
+                N.lib.obc_wait(self._req)
+            except Exception:  # interpreter shutdown: the library may be gone already
+                pass
 
 
 class Communicator:
