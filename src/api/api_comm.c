@@ -37,6 +37,9 @@ static obc_result_t start_engine(struct obc_comm *c)
     p.host_of = c->topo.host_of;
     p.err = &c->err;
     p.timeout_s = c->config.timeout_s;
+    p.arena_has_all = c->arena != NULL && c->topo.local_nranks == c->nranks;
+    p.check = c->config.check;
+    p.dump_path = c->config.debug_dump;
     p.tuning.eager_max_bytes = c->config.eager_max_bytes;
     p.tuning.cma_min_bytes = c->config.cma_min_bytes;
     p.tuning.stream_min_bytes = c->config.stream_min_bytes;

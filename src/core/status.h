@@ -13,7 +13,7 @@
 
 #include "obc.h"
 
-#define OBC_ERR_MSG_BYTES 512
+#define OBC_ERR_MSG_BYTES 1024
 
 struct obc__err {
     pthread_mutex_t lock; /* guards msg: abort() may race with the owner thread; leaf lock */

@@ -45,6 +45,9 @@ struct obc__engine_params {
     struct obc__err *err;
     struct obc__algo_tuning tuning;
     double timeout_s;
+    bool arena_has_all; /* the arena holds every rank: boards can see everyone */
+    int check; /* OBC_CHECK */
+    const char *dump_path; /* OBC_DEBUG_DUMP ("" = the log); must outlive the engine */
 };
 
 obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__engine **out);

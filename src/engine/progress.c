@@ -22,6 +22,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "engine/board.h"
 #include "engine/engine.h"
 #include "engine/engine_impl.h"
 #include "platform/platform.h"
@@ -30,6 +31,7 @@ struct obc__engine {
     struct obc__algo_ctx ctx;
     struct obc__algo_persist persist; /* advanced only by the thread running ops */
     struct obc__algo_tuning tuning;
+    struct obc__boards boards;
     const struct obc__algo *last_choice[OBC_COLL_COUNT]; /* for logging changes only */
     _Atomic int64_t timeout_ns;
     _Atomic int broken; /* 0, or the obc_result_t that broke the communicator */
@@ -85,19 +87,73 @@ static obc_result_t broken_error(struct obc__engine *e, const struct obc__op *op
                         obc_strerror(obc__engine_broken(e)), e->broken_msg);
 }
 
+/* The timeout's message names who has not arrived and what they last did;
+ * the flight recorder goes to the log or OBC_DEBUG_DUMP. */
 static obc_result_t timeout_error(struct obc__engine *e, const struct obc__op *op,
                                   const struct obc__wait *w)
 {
-    char peer[48] = "";
+    char who[OBC_ERR_MSG_BYTES] = "";
     if (w->peer >= 0) {
-        snprintf(peer, sizeof(peer), "; waiting for rank %d", w->peer);
+        snprintf(who, sizeof(who), "; waiting for rank %d", w->peer);
     }
+    obc__board_describe_laggards(&e->boards, &op->args, who, sizeof(who));
+    obc__board_dump(&e->boards, &op->args);
     return obc__err_set(e->ctx.err, OBC_ERR_TIMEOUT,
                         "%s #%llu (root %d, %zu bytes) on rank %d: no progress for %.1f s "
                         "(OBC_TIMEOUT)%s",
                         obc__coll_name(op->args.coll), (unsigned long long)op->args.seq,
                         op->args.root, op->args.nbytes, e->ctx.rank,
-                        (double)atomic_load(&e->timeout_ns) / 1e9, peer);
+                        (double)atomic_load(&e->timeout_ns) / 1e9, who);
+}
+
+/* How often a stalled wait looks at the boards for a rank that entered
+ * this operation with another call: a mismatch then fails in about this
+ * time instead of after OBC_TIMEOUT. */
+#define STALL_CHECK_NS 200000000
+
+/* Wait for w's word to change, under the no-progress timeout. */
+static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
+                             const struct obc__wait *w)
+{
+    int64_t timeout = atomic_load(&e->timeout_ns);
+    int64_t waited = 0;
+    for (;;) {
+        int64_t slice = STALL_CHECK_NS;
+        if (timeout >= 0 && timeout - waited < slice) {
+            slice = timeout - waited;
+        }
+        obc_result_t res = obc__arena_wait(e->ctx.arena, w, slice > 0 ? slice : 1);
+        if (res != OBC_ERR_TIMEOUT) {
+            return res;
+        }
+        waited += slice;
+        res = obc__board_find_mismatch(&e->boards, &op->args, e->ctx.err);
+        if (res != OBC_SUCCESS) {
+            return res;
+        }
+        if (timeout >= 0 && waited >= timeout) {
+            return timeout_error(e, op, w);
+        }
+    }
+}
+
+/* Run one of the check steps (obc__board_check_*) to completion. */
+static obc_result_t run_check(struct obc__engine *e, const struct obc__op *op,
+                              obc_result_t (*check)(struct obc__boards *,
+                                                    const struct obc__coll_args *,
+                                                    struct obc__err *, struct obc__wait *))
+{
+    for (;;) {
+        struct obc__wait w = {.peer = -1};
+        obc_result_t res = check(&e->boards, &op->args, e->ctx.err, &w);
+        if (res != OBC_IN_PROGRESS) {
+            return res;
+        }
+        res = wait_for(e, op, &w);
+        if (res != OBC_SUCCESS) {
+            return res;
+        }
+    }
 }
 
 static const struct obc__algo *choose(struct obc__engine *e, const struct obc__op *op)
@@ -117,29 +173,51 @@ static const struct obc__algo *choose(struct obc__engine *e, const struct obc__o
     return a;
 }
 
-/* Run one op to completion in this thread. */
-static obc_result_t run_op(struct obc__engine *e, struct obc__op *op)
+static obc_result_t run_algorithm(struct obc__engine *e, struct obc__op *op)
 {
-    obc_result_t res;
-    if (obc__engine_broken(e) != OBC_SUCCESS) {
-        return broken_error(e, op);
-    }
     const struct obc__algo *a = choose(e, op);
     a->init(op->state, &e->ctx, &op->args);
     for (;;) {
         struct obc__wait w = {.peer = -1};
-        res = a->step(op->state, &w);
+        obc_result_t res = a->step(op->state, &w);
         if (res != OBC_IN_PROGRESS) {
-            break;
+            return res;
         }
-        res = obc__arena_wait(e->ctx.arena, &w, atomic_load(&e->timeout_ns));
-        if (res == OBC_ERR_TIMEOUT) {
-            res = timeout_error(e, op, &w);
-        }
+        res = wait_for(e, op, &w);
         if (res != OBC_SUCCESS) {
-            break;
+            return res;
         }
     }
+}
+
+/* Run one op to completion in this thread: enter it on the board, check
+ * the calls agree (OBC_CHECK >= 1), move the data, check a broadcast's
+ * bytes (OBC_CHECK = 2). */
+static obc_result_t run_op(struct obc__engine *e, struct obc__op *op)
+{
+    if (obc__engine_broken(e) != OBC_SUCCESS) {
+        return broken_error(e, op);
+    }
+    obc__board_enter(&e->boards, &op->args);
+    obc_result_t res = OBC_SUCCESS;
+    if (e->boards.check >= 1) {
+        res = run_check(e, op, obc__board_check_arrival);
+    }
+    if (res == OBC_SUCCESS) {
+        res = run_algorithm(e, op);
+    }
+    if (res == OBC_SUCCESS && e->boards.check >= 2 && op->args.coll == OBC_COLL_BROADCAST) {
+        obc__board_post_hash(&e->boards, &op->args);
+        res = run_check(e, op, obc__board_check_hash);
+    }
+    if (res == OBC_ERR_MISMATCH || res == OBC_ERR_ABORTED) {
+        /* Told by the rank that saw it, or by an abort: name the culprit
+         * from here too, when the boards show one. */
+        if (obc__board_find_mismatch(&e->boards, &op->args, e->ctx.err) != OBC_SUCCESS) {
+            res = OBC_ERR_MISMATCH;
+        }
+    }
+    obc__board_leave(&e->boards, &op->args, res);
     if (res != OBC_SUCCESS && obc__err_is_fatal(res)) {
         mark_broken(e, res);
     }
@@ -369,6 +447,11 @@ obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__
     e->ctx.stream_min_bytes = p->tuning.stream_min_bytes;
     e->ctx.recdbl_max_bytes = p->tuning.recdbl_max_bytes;
     e->tuning = p->tuning;
+    e->boards = (struct obc__boards){.arena = p->arena_has_all ? p->arena : NULL,
+                                     .rank = p->rank,
+                                     .nranks = p->nranks,
+                                     .check = p->check,
+                                     .dump_path = p->dump_path};
     if (engine_teams(e, p) != OBC_SUCCESS) {
         free(e);
         return obc__err_set(p->err, OBC_ERR_NO_MEMORY, "engine teams and scratch");

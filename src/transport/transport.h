@@ -53,6 +53,11 @@ enum obc__counter_id { OBC_CTR_BARRIER, OBC_CTR_CMA_DONE, OBC_CTR_COUNT };
 /* Flags of a window: monotonic counters its owner advances (mod 2^32). */
 #define OBC_WIN_FLAGS 4
 
+/* A board: a small public record per local rank (bytes, then flags as a
+ * window's). The layer above keeps there what its rank is doing and did. */
+#define OBC_BOARD_BYTES 4096
+#define OBC_BOARD_FLAGS 2
+
 struct obc__arena_geometry {
     uint32_t nslots[OBC_RING_COUNT];
     size_t slot_bytes[OBC_RING_COUNT];
@@ -135,6 +140,15 @@ void obc__arena_flag_store(struct obc__arena *a, int idx, uint32_t value); /* ow
 /* Has owner's flag idx reached target (wrap-safe)? Else false with *w set. */
 bool obc__arena_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
                              struct obc__wait *w);
+
+/* Boards: OBC_BOARD_BYTES per local rank that only the owner writes and
+ * every local rank may read at any time (also while the owner is stopped
+ * or stuck, which is what they are for), with OBC_BOARD_FLAGS counters the
+ * owner advances and anyone may wait on. Zeroed at creation. */
+unsigned char *obc__arena_board(struct obc__arena *a, int owner);
+void obc__arena_board_flag_store(struct obc__arena *a, int idx, uint32_t value); /* own flag */
+bool obc__arena_board_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
+                                   struct obc__wait *w);
 
 /* Channels: an ordered FIFO of slots from each local rank to each other
  * one (the shm side of the p2p interface below). */

@@ -14,6 +14,7 @@
 /* obct: name=eager env=OBC_ALGO=broadcast=eager nranks=2,4,8 */
 /* obct: name=arena env=OBC_ALGO=broadcast=arena nranks=2,4,8 */
 /* obct: name=cma env=OBC_ALGO=broadcast=cma nranks=2,4,8 */
+/* obct: name=check2 env=OBC_CHECK=2 nranks=2,5 */
 /* obct: name=bucket64k env=OBC_GROUP_BUCKET_BYTES=65536 nranks=3,4 */
 #include <stdio.h>
 #include <stdlib.h>

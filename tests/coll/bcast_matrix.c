@@ -16,6 +16,7 @@
 /* obct: name=cma env=OBC_ALGO=broadcast=cma nranks=2,4,8 */
 /* obct: name=chunk5003 env=OBC_ALGO=broadcast=arena env=OBC_CHUNK_BYTES=5003 nranks=3 */
 /* obct: name=nocma env=OBC_CMA=0 nranks=4 */
+/* obct: name=check2 env=OBC_CHECK=2 env=OBCT_QUICK=1 nranks=3,8 */
 #include <stdio.h>
 
 #include "bcase.h"

@@ -20,6 +20,7 @@
 /* clang-format on */
 /* obct: name=dissemination env=OBC_ALGO=barrier=dissemination nranks=2,3,5,8 */
 /* obct: name=hier_split2 env=OBC_ALGO=allreduce=hier env=OBC_HOST_SPLIT=2 nranks=4,5 */
+/* obct: name=check2 env=OBC_CHECK=2 nranks=3,8 */
 #include <sched.h>
 #include <stdio.h>
 

@@ -10,16 +10,27 @@
  * fail at once. The library reports OBC_ERR_MISMATCH when the operations
  * differ in count, dtype or op (chunks carry a stamp of the operation) - at
  * least one rank, the others MISMATCH or ABORTED (the comm broken by the rank
- * that saw it) - within the timeout plus 5 s; a broadcast against an
- * allreduce never exchanges a chunk the other side reads, so every rank gets
- * OBC_ERR_TIMEOUT (or ABORTED) after OBC_TIMEOUT (5 s here), within 5 s more.
+ * that saw it) - within the timeout plus 5 s. A broadcast against an
+ * allreduce never exchanges a chunk the other side reads; the ranks' stalled
+ * waits compare the calls on the arena's boards, so it is a MISMATCH too,
+ * well before OBC_TIMEOUT, whose message names the rank that called the
+ * broadcast.
+ * Two more: a broadcast whose root differs on one rank, and a rank that
+ * skips the call (its next call, a small allreduce, meets the others'
+ * large one). Every MISMATCH message names the odd rank ("rank N") on the
+ * ranks that did not differ. The check=1 variant runs all of it again with
+ * OBC_CHECK=1, where every rank compares the calls before data moves: each
+ * one must itself report OBC_ERR_MISMATCH (never only ABORTED), within 1 s.
  * No rank may write outside its buffers, whatever it was told: the guards
  * around every buffer are checked after the failure, on every rank, and the
  * sendbuf must be unchanged.
  */
 /* obct: timeout=240 */
+/* obct: name=check1 env=OBC_CHECK=1 timeout=240 */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "data.h"
 #include "obct.h"
@@ -30,13 +41,14 @@
 #define LIMIT_S (TIMEOUT_S + 5.0)
 #define COUNT 100003 /* elements, a few chunks */
 
-enum call { ALLREDUCE, BROADCAST, ALLGATHER, REDUCE_SCATTER };
+enum call { ALLREDUCE, BROADCAST, ALLGATHER, REDUCE_SCATTER, SKIP };
 
 struct variant {
     enum call call;
     size_t count;
     obc_dtype_t dtype;
     obc_redop_t op;
+    int root; /* broadcast */
 };
 
 struct scenario {
@@ -46,6 +58,9 @@ struct scenario {
     struct variant odd_one;
     obc_result_t expect; /* what the library reports: at least one rank, the others this or
                           * OBC_ERR_ABORTED (the comm broken by the rank that saw it) */
+    bool agreeing_may_finish; /* without OBC_CHECK: ranks that agree with the root may
+                               * complete (correctly) before the odd rank's report
+                               * breaks the comm; their next call fails */
 };
 
 /* One call; its buffers sized exactly for what this rank was asked (elements of dtype):
@@ -68,7 +83,9 @@ static obc_result_t call(const struct variant *v, obc_comm_t *comm, struct obct_
         obct_buf_alloc(recv, v->count * es, 0);
         obct_fill(send->data, v->count * es, 1, 0);
         obct_poison(recv->data, v->count * es);
-        return obc_broadcast(send->data, recv->data, v->count, v->dtype, 0, comm);
+        return obc_broadcast(send->data, recv->data, v->count, v->dtype, v->root, comm);
+    case SKIP:
+        return OBC_SUCCESS;
     case ALLGATHER:
         obct_buf_alloc(send, v->count * es, 0);
         obct_buf_alloc(recv, v->count * es * n, 0);
@@ -105,10 +122,19 @@ static int rank_main(obc_comm_t *comm, int rank, int nranks, struct obct_report 
     t = obct_now();
     self->rc_after = obc_allreduce(small, small, 4, OBC_INT32, OBC_SUM, comm);
     self->after_s = obct_now() - t;
+    if (v->call == SKIP) { /* the call under test was the one after the skip */
+        self->rc = self->rc_after;
+        self->value = self->after_s;
+        self->rc_after = obc_allreduce(small, small, 4, OBC_INT32, OBC_SUM, comm);
+        self->after_s = 0;
+        snprintf(self->msg, sizeof(self->msg), "%s", obc_comm_last_error(comm));
+    }
     obc_comm_destroy(comm);
-    obct_buf_check("sendbuf", &send);
-    obct_buf_check("recvbuf", &recv);
-    obct_verify("sendbuf (must stay unchanged)", send.data, send.nbytes, 1, 0);
+    if (v->call != SKIP) {
+        obct_buf_check("sendbuf", &send);
+        obct_buf_check("recvbuf", &recv);
+        obct_verify("sendbuf (must stay unchanged)", send.data, send.nbytes, 1, 0);
+    }
     obct_buf_free(&send);
     obct_buf_free(&recv);
     return obct_failures() > failures0 ? 1 : 0;
@@ -118,6 +144,8 @@ static void run(const struct scenario *sc)
 {
     struct obct_job job;
     int nexpect = 0;
+    const char *check = getenv("OBC_CHECK");
+    bool check_mode = check != NULL && atoi(check) >= 1;
     printf("coll_mismatch: %s (rank %d differs)\n", sc->name, sc->odd);
     fflush(stdout);
     obct_spawn(&job, NRANKS, rank_main, (void *)sc, 0);
@@ -131,17 +159,30 @@ static void run(const struct scenario *sc)
                sc->name, r, obct_rc_name(rep->rc), rep->value, obct_rc_name(rep->rc_after),
                rep->after_s, rep->msg);
         OBCT_CHECK_EQ_INT(obct_exit_code(&job, r), 0); /* guards intact, sendbuf unchanged */
+        if (rep->rc == OBC_SUCCESS && sc->agreeing_may_finish && !check_mode && r != sc->odd) {
+            OBCT_CHECK(rep->rc_after == OBC_ERR_MISMATCH || rep->rc_after == OBC_ERR_ABORTED);
+            continue;
+        }
         if (rep->rc != (int)sc->expect && rep->rc != OBC_ERR_ABORTED) {
             obct_soft_fail(__FILE__, __LINE__, "%s: rank %d: the call returned %s, expected %s",
                            sc->name, r, obct_rc_name(rep->rc), obct_rc_name(sc->expect));
             continue; /* after a success the next call is legitimately fine */
         }
         OBCT_CHECK_LE_DBL(rep->value, LIMIT_S);
+        if (check_mode) {
+            OBCT_CHECK_EQ_INT(rep->rc, OBC_ERR_MISMATCH);
+            OBCT_CHECK_LE_DBL(rep->value, 1.0);
+        }
         if (rep->rc == OBC_ERR_TIMEOUT) {
             OBCT_CHECK(rep->value > TIMEOUT_S - 0.5);
         }
         OBCT_CHECK(rep->rc_after == OBC_ERR_ABORTED || rep->rc_after == rep->rc);
         OBCT_CHECK_LE_DBL(rep->after_s, 0.5);
+        if (rep->rc == OBC_ERR_MISMATCH && r != sc->odd) { /* it names the odd rank */
+            char culprit[16];
+            snprintf(culprit, sizeof(culprit), "rank %d", sc->odd);
+            OBCT_CHECK(strstr(rep->msg, culprit) != NULL);
+        }
         nexpect += rep->rc == (int)sc->expect;
     }
     if (nexpect == 0) {
@@ -158,39 +199,58 @@ int main(void)
     static const struct scenario scenarios[] = {
         {"allreduce, one rank's count smaller",
          1,
-         {ALLREDUCE, COUNT, OBC_FLOAT32, OBC_SUM},
-         {ALLREDUCE, COUNT - 1000, OBC_FLOAT32, OBC_SUM},
-         OBC_ERR_MISMATCH},
+         {ALLREDUCE, COUNT, OBC_FLOAT32, OBC_SUM, 0},
+         {ALLREDUCE, COUNT - 1000, OBC_FLOAT32, OBC_SUM, 0},
+         OBC_ERR_MISMATCH,
+         false},
         {"allreduce, one rank's count larger",
          3,
-         {ALLREDUCE, COUNT, OBC_FLOAT32, OBC_SUM},
-         {ALLREDUCE, COUNT + 1, OBC_FLOAT32, OBC_SUM},
-         OBC_ERR_MISMATCH},
+         {ALLREDUCE, COUNT, OBC_FLOAT32, OBC_SUM, 0},
+         {ALLREDUCE, COUNT + 1, OBC_FLOAT32, OBC_SUM, 0},
+         OBC_ERR_MISMATCH,
+         false},
         {"allreduce, another dtype of the same size",
          1,
-         {ALLREDUCE, COUNT, OBC_FLOAT32, OBC_SUM},
-         {ALLREDUCE, COUNT, OBC_INT32, OBC_SUM},
-         OBC_ERR_MISMATCH},
+         {ALLREDUCE, COUNT, OBC_FLOAT32, OBC_SUM, 0},
+         {ALLREDUCE, COUNT, OBC_INT32, OBC_SUM, 0},
+         OBC_ERR_MISMATCH,
+         false},
         {"allreduce, another op",
          3,
-         {ALLREDUCE, COUNT, OBC_INT64, OBC_SUM},
-         {ALLREDUCE, COUNT, OBC_INT64, OBC_MAX},
-         OBC_ERR_MISMATCH},
+         {ALLREDUCE, COUNT, OBC_INT64, OBC_SUM, 0},
+         {ALLREDUCE, COUNT, OBC_INT64, OBC_MAX, 0},
+         OBC_ERR_MISMATCH,
+         false},
         {"broadcast instead of allreduce",
          1,
-         {ALLREDUCE, COUNT, OBC_UINT8, OBC_SUM},
-         {BROADCAST, COUNT, OBC_UINT8, OBC_SUM},
-         OBC_ERR_TIMEOUT},
+         {ALLREDUCE, COUNT, OBC_UINT8, OBC_SUM, 0},
+         {BROADCAST, COUNT, OBC_UINT8, OBC_SUM, 0},
+         OBC_ERR_MISMATCH,
+         false},
+        {"broadcast, one rank's root differs",
+         2,
+         {BROADCAST, COUNT, OBC_INT32, OBC_SUM, 0},
+         {BROADCAST, COUNT, OBC_INT32, OBC_SUM, 1},
+         OBC_ERR_MISMATCH,
+         true},
+        {"a rank skips the call",
+         3,
+         {ALLREDUCE, COUNT, OBC_FLOAT32, OBC_SUM, 0},
+         {SKIP, 0, OBC_FLOAT32, OBC_SUM, 0},
+         OBC_ERR_MISMATCH,
+         false},
         {"allgather, one rank's sendcount smaller",
          1,
-         {ALLGATHER, COUNT, OBC_INT32, OBC_SUM},
-         {ALLGATHER, COUNT / 2, OBC_INT32, OBC_SUM},
-         OBC_ERR_MISMATCH},
+         {ALLGATHER, COUNT, OBC_INT32, OBC_SUM, 0},
+         {ALLGATHER, COUNT / 2, OBC_INT32, OBC_SUM, 0},
+         OBC_ERR_MISMATCH,
+         false},
         {"reduce_scatter, one rank's recvcount larger",
          3,
-         {REDUCE_SCATTER, COUNT, OBC_FLOAT64, OBC_SUM},
-         {REDUCE_SCATTER, COUNT + 7, OBC_FLOAT64, OBC_SUM},
-         OBC_ERR_MISMATCH},
+         {REDUCE_SCATTER, COUNT, OBC_FLOAT64, OBC_SUM, 0},
+         {REDUCE_SCATTER, COUNT + 7, OBC_FLOAT64, OBC_SUM, 0},
+         OBC_ERR_MISMATCH,
+         false},
     };
     char timeout[32];
     obct_watchdog(230);

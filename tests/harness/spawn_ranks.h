@@ -28,7 +28,7 @@ struct obct_report {
     double t_event; /* obct_now() when the call under test returned */
     double after_s; /* how long the later call took */
     double value; /* free use */
-    char msg[512]; /* obc_comm_last_error after the call under test */
+    char msg[1024]; /* obc_comm_last_error after the call under test */
 };
 
 /* Runs in the child; comm is NULL with OBCT_SPAWN_NO_INIT. Returns the exit status. */

@@ -8,7 +8,9 @@
  *   ring r: slot headers [nslots[r]]                128 B each (2 lines)
  *   ring r: payload [nslots[r] * slot_bytes[r]]     page aligned
  *   window flags [nranks][OBC_WIN_FLAGS]            128 B each
+ *   board flags [nranks][OBC_BOARD_FLAGS]            128 B each
  *   channel slot headers [nranks * nranks][chan_nslots]
+ *   boards [nranks * OBC_BOARD_BYTES]                page aligned
  *   windows [nranks * window_bytes]                 page aligned
  *   channel payload [nranks * nranks * chan_nslots * chan_slot_bytes]
  *
@@ -29,7 +31,7 @@
 #include "transport/transport.h"
 
 #define SHM_MAGIC 0x4f42434du /* "OBCM" */
-#define SHM_VERSION 2
+#define SHM_VERSION 3
 #define SHM_LINE 64
 
 struct shm_flag {
@@ -52,6 +54,8 @@ struct shm_header {
     uint64_t window_bytes;
     uint64_t win_flag_off;
     uint64_t window_off;
+    uint64_t board_flag_off;
+    uint64_t board_off;
     uint32_t chan_nslots;
     uint32_t pad1;
     uint64_t chan_slot_bytes;
@@ -96,6 +100,8 @@ struct obc__arena {
     struct shm_counter *counters;
     struct shm_counter *win_flags; /* [rank * OBC_WIN_FLAGS + idx] */
     unsigned char *windows;
+    struct shm_counter *board_flags; /* [rank * OBC_BOARD_FLAGS + idx] */
+    unsigned char *boards;
     struct shm_slot *chan_slots; /* [(from * nranks + to) * chan_nslots + k] */
     unsigned char *chan_payload;
     uint64_t *chan_send_pos; /* next position to send to each peer */

@@ -35,6 +35,8 @@ static size_t layout(struct shm_header *h, int nranks, const struct obc__arena_g
     }
     h->win_flag_off = off;
     off += sizeof(struct shm_counter) * OBC_WIN_FLAGS * (size_t)nranks;
+    h->board_flag_off = off;
+    off += sizeof(struct shm_counter) * OBC_BOARD_FLAGS * (size_t)nranks;
     h->chan_nslots = geo->chan_nslots;
     h->chan_slot_bytes = geo->chan_slot_bytes;
     h->chan_hdr_off = off;
@@ -44,6 +46,9 @@ static size_t layout(struct shm_header *h, int nranks, const struct obc__arena_g
         h->payload_off[r] = off;
         off += geo->nslots[r] * geo->slot_bytes[r];
     }
+    off = round_up(off, PAGE);
+    h->board_off = off;
+    off += (size_t)OBC_BOARD_BYTES * (size_t)nranks;
     h->window_bytes = round_up(geo->window_bytes, PAGE);
     h->window_off = off;
     off += h->window_bytes * (size_t)nranks;
@@ -69,6 +74,9 @@ static bool header_valid(const struct shm_header *h, int nranks, size_t mapped)
     uint64_t chan_pair = round_up(h->chan_nslots * h->chan_slot_bytes, PAGE);
     return h->counter_off + sizeof(struct shm_counter) * OBC_CTR_COUNT <= mapped &&
         h->win_flag_off + sizeof(struct shm_counter) * OBC_WIN_FLAGS * (uint64_t)nranks <= mapped &&
+        h->board_flag_off + sizeof(struct shm_counter) * OBC_BOARD_FLAGS * (uint64_t)nranks <=
+        mapped &&
+        h->board_off + (uint64_t)OBC_BOARD_BYTES * nranks <= mapped &&
         h->chan_hdr_off + sizeof(struct shm_slot) * h->chan_nslots * (uint64_t)nranks * nranks <=
         mapped &&
         h->window_off + h->window_bytes * (uint64_t)nranks <= mapped && h->chan_nslots > 0 &&
@@ -87,6 +95,8 @@ static obc_result_t wire_up(struct obc__arena *a, const struct obc__arena_peer *
     }
     a->win_flags = (struct shm_counter *)(base + a->hdr->win_flag_off);
     a->windows = base + a->hdr->window_off;
+    a->board_flags = (struct shm_counter *)(base + a->hdr->board_flag_off);
+    a->boards = base + a->hdr->board_off;
     a->chan_slots = (struct shm_slot *)(base + a->hdr->chan_hdr_off);
     a->chan_payload = base + a->hdr->chan_payload_off;
     a->chan_send_pos = calloc((size_t)a->nranks, sizeof(uint64_t));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shm_window.c - windows: one region of the host segment per local rank,
+ * shm_window.c - windows (and boards): one region of the host segment per local rank,
  * readable and writable by every local rank, with a few counters that only
  * the owner advances. Algorithms that need every rank to work on every
  * other rank's data at once (each rank reduces one slice of everybody's
@@ -34,6 +34,35 @@ bool obc__arena_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t 
                              struct obc__wait *w)
 {
     struct shm_flag *f = flag_of(a, owner, idx);
+    uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
+    if ((int32_t)(now - target) >= 0) {
+        return true;
+    }
+    shm_wait_on(w, f, now, owner);
+    return false;
+}
+
+/* Boards: the same shape as windows (owner-written bytes, owner-advanced
+ * flags), small, and outside every algorithm's data path. */
+unsigned char *obc__arena_board(struct obc__arena *a, int owner)
+{
+    return a->boards + (size_t)owner * OBC_BOARD_BYTES;
+}
+
+static struct shm_flag *board_flag_of(struct obc__arena *a, int owner, int idx)
+{
+    return &a->board_flags[owner * OBC_BOARD_FLAGS + idx].value;
+}
+
+void obc__arena_board_flag_store(struct obc__arena *a, int idx, uint32_t value)
+{
+    obc__shm_flag_store(board_flag_of(a, a->rank, idx), value);
+}
+
+bool obc__arena_board_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
+                                   struct obc__wait *w)
+{
+    struct shm_flag *f = board_flag_of(a, owner, idx);
     uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
     if ((int32_t)(now - target) >= 0) {
         return true;

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * board.c - the rank's public record in the arena (see board.h): its
+ * layout, the writes the owner makes at each operation's start and end, and
+ * the readings other ranks make to name a hang or a mismatch.
+ *
+ * Layout (in OBC_BOARD_BYTES of shared memory, zeroed at creation):
+ * `arrived` and `completed` hold an operation's position (seq + 1; 0 =
+ * none); recent[pos % OBC_BOARD_RECENT] is that operation's entry, its call
+ * and its timings. Every word is atomic: other processes read while the
+ * owner writes. The owner fills an entry, then stores its pos into it and
+ * into `arrived` (release); a reader takes `arrived`, then the entry, then
+ * checks that the entry still holds that pos, so it never mixes two calls.
+ * Board flag 0 follows `arrived`, flag 1 the payload hash's pos, for
+ * ranks that wait on them (check mode).
+ */
+#include "engine/board.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/dtype.h"
+#include "core/hash.h"
+#include "core/log.h"
+#include "core/reduce.h"
+#include "platform/platform.h"
+#include "transport/transport.h"
+
+enum { FLAG_ARRIVED, FLAG_HASHED };
+enum { STATE_RUNNING = 1, STATE_DONE, STATE_FAILED };
+
+struct entry {
+    _Atomic uint64_t pos;
+    _Atomic uint64_t coll, root, dtype, redop, count, nbytes;
+    _Atomic uint64_t state, result;
+    _Atomic int64_t start_ns, end_ns;
+};
+
+struct board {
+    _Atomic uint64_t arrived;
+    _Atomic uint64_t completed;
+    _Atomic uint64_t hash_pos;
+    _Atomic uint64_t hash;
+    struct entry recent[OBC_BOARD_RECENT];
+};
+
+_Static_assert(sizeof(struct board) <= OBC_BOARD_BYTES, "the board must fit the arena's");
+
+/* A consistent copy of one operation's entry. */
+struct call {
+    uint64_t pos;
+    enum obc__coll coll;
+    int root;
+    obc_dtype_t dtype;
+    obc_redop_t redop;
+    size_t count, nbytes;
+    int state;
+    obc_result_t result;
+    int64_t start_ns, end_ns;
+};
+
+static struct board *board_of(struct obc__boards *b, int rank)
+{
+    return (struct board *)(void *)obc__arena_board(b->arena, rank);
+}
+
+static uint64_t pos_of(const struct obc__coll_args *args)
+{
+    return args->seq + 1;
+}
+
+static bool read_entry(struct board *bd, uint64_t pos, struct call *c)
+{
+    struct entry *e = &bd->recent[pos % OBC_BOARD_RECENT];
+    if (pos == 0 || atomic_load_explicit(&e->pos, memory_order_acquire) != pos) {
+        return false;
+    }
+    c->pos = pos;
+    c->coll = (enum obc__coll)atomic_load_explicit(&e->coll, memory_order_relaxed);
+    c->root = (int)atomic_load_explicit(&e->root, memory_order_relaxed);
+    c->dtype = (obc_dtype_t)atomic_load_explicit(&e->dtype, memory_order_relaxed);
+    c->redop = (obc_redop_t)atomic_load_explicit(&e->redop, memory_order_relaxed);
+    c->count = (size_t)atomic_load_explicit(&e->count, memory_order_relaxed);
+    c->nbytes = (size_t)atomic_load_explicit(&e->nbytes, memory_order_relaxed);
+    c->state = (int)atomic_load_explicit(&e->state, memory_order_relaxed);
+    c->result = (obc_result_t)atomic_load_explicit(&e->result, memory_order_relaxed);
+    c->start_ns = atomic_load_explicit(&e->start_ns, memory_order_relaxed);
+    c->end_ns = atomic_load_explicit(&e->end_ns, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&e->pos, memory_order_relaxed) == pos &&
+        (unsigned)c->coll < OBC_COLL_COUNT;
+}
+
+static void call_of_args(const struct obc__coll_args *args, struct call *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->pos = pos_of(args);
+    c->coll = args->coll;
+    c->root = args->root;
+    c->dtype = args->dtype;
+    c->redop = args->redop;
+    c->count = args->count;
+    c->nbytes = args->nbytes;
+}
+
+void obc__board_enter(struct obc__boards *b, const struct obc__coll_args *args)
+{
+    if (b->arena == NULL) {
+        return;
+    }
+    struct board *bd = board_of(b, b->rank);
+    uint64_t pos = pos_of(args);
+    struct entry *e = &bd->recent[pos % OBC_BOARD_RECENT];
+    atomic_store_explicit(&e->pos, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&e->coll, (uint64_t)args->coll, memory_order_relaxed);
+    atomic_store_explicit(&e->root, (uint64_t)args->root, memory_order_relaxed);
+    atomic_store_explicit(&e->dtype, (uint64_t)args->dtype, memory_order_relaxed);
+    atomic_store_explicit(&e->redop, (uint64_t)args->redop, memory_order_relaxed);
+    atomic_store_explicit(&e->count, (uint64_t)args->count, memory_order_relaxed);
+    atomic_store_explicit(&e->nbytes, (uint64_t)args->nbytes, memory_order_relaxed);
+    atomic_store_explicit(&e->state, STATE_RUNNING, memory_order_relaxed);
+    atomic_store_explicit(&e->result, OBC_SUCCESS, memory_order_relaxed);
+    atomic_store_explicit(&e->start_ns, obc__now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&e->end_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&e->pos, pos, memory_order_release);
+    atomic_store_explicit(&bd->arrived, pos, memory_order_release);
+    obc__arena_board_flag_store(b->arena, FLAG_ARRIVED, (uint32_t)pos);
+}
+
+void obc__board_leave(struct obc__boards *b, const struct obc__coll_args *args, obc_result_t res)
+{
+    if (b->arena == NULL) {
+        return;
+    }
+    struct board *bd = board_of(b, b->rank);
+    struct entry *e = &bd->recent[pos_of(args) % OBC_BOARD_RECENT];
+    atomic_store_explicit(&e->end_ns, obc__now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&e->result, (uint64_t)res, memory_order_relaxed);
+    atomic_store_explicit(&e->state, res == OBC_SUCCESS ? STATE_DONE : STATE_FAILED,
+                          memory_order_release);
+    if (res == OBC_SUCCESS) {
+        atomic_store_explicit(&bd->completed, pos_of(args), memory_order_release);
+    }
+}
+
+/* "allreduce (count 10, float32, sum)", "broadcast (count 12, int8, root 0)". */
+static void describe_call(const struct call *c, char *out, size_t nbytes)
+{
+    int n = snprintf(out, nbytes, "%s (count %zu, %s", obc__coll_name(c->coll), c->count,
+                     obc__dtype_name(c->dtype));
+    if (n < 0 || (size_t)n >= nbytes) {
+        return;
+    }
+    switch (c->coll) {
+    case OBC_COLL_BROADCAST:
+        snprintf(out + n, nbytes - (size_t)n, ", root %d)", c->root);
+        break;
+    case OBC_COLL_REDUCE:
+        snprintf(out + n, nbytes - (size_t)n, ", %s, root %d)", obc__redop_name(c->redop), c->root);
+        break;
+    case OBC_COLL_ALLREDUCE:
+    case OBC_COLL_REDUCE_SCATTER:
+        snprintf(out + n, nbytes - (size_t)n, ", %s)", obc__redop_name(c->redop));
+        break;
+    default:
+        snprintf(out + n, nbytes - (size_t)n, ")");
+        break;
+    }
+}
+
+static bool same_call(const struct call *a, const struct call *b)
+{
+    bool rooted = a->coll == OBC_COLL_BROADCAST || a->coll == OBC_COLL_REDUCE;
+    bool reduces = a->coll == OBC_COLL_ALLREDUCE || a->coll == OBC_COLL_REDUCE ||
+        a->coll == OBC_COLL_REDUCE_SCATTER;
+    return a->coll == b->coll && a->count == b->count && a->dtype == b->dtype &&
+        (!rooted || a->root == b->root) && (!reduces || a->redop == b->redop);
+}
+
+static obc_result_t mismatch_error(struct obc__boards *b, const struct call *mine,
+                                   const struct call *theirs, int rank, struct obc__err *err)
+{
+    char want[96], got[96];
+    describe_call(mine, want, sizeof(want));
+    describe_call(theirs, got, sizeof(got));
+    return obc__err_set(
+        err, OBC_ERR_MISMATCH, "%s #%llu: rank %d called %s while rank %d called %s",
+        obc__coll_name(mine->coll), (unsigned long long)(mine->pos - 1), rank, got, b->rank, want);
+}
+
+obc_result_t obc__board_find_mismatch(struct obc__boards *b, const struct obc__coll_args *args,
+                                      struct obc__err *err)
+{
+    if (b->arena == NULL) {
+        return OBC_SUCCESS;
+    }
+    struct call mine, theirs;
+    call_of_args(args, &mine);
+    for (int r = 0; r < b->nranks; r++) {
+        if (r != b->rank && read_entry(board_of(b, r), mine.pos, &theirs) &&
+            !same_call(&mine, &theirs)) {
+            return mismatch_error(b, &mine, &theirs, r, err);
+        }
+    }
+    return OBC_SUCCESS;
+}
+
+/* Has every other rank's flag idx reached pos? If not, *w waits on one that has not. */
+static bool all_reached(struct obc__boards *b, int idx, uint64_t pos, struct obc__wait *w)
+{
+    for (int r = 0; r < b->nranks; r++) {
+        if (r != b->rank && !obc__arena_board_flag_reached(b->arena, r, idx, (uint32_t)pos, w)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+obc_result_t obc__board_check_arrival(struct obc__boards *b, const struct obc__coll_args *args,
+                                      struct obc__err *err, struct obc__wait *w)
+{
+    if (b->arena == NULL) {
+        return OBC_SUCCESS;
+    }
+    if (!all_reached(b, FLAG_ARRIVED, pos_of(args), w)) {
+        return OBC_IN_PROGRESS;
+    }
+    /* A rank already past pos checked this operation against everybody, us
+     * included, before it moved on: only the ranks still at pos need a look. */
+    return obc__board_find_mismatch(b, args, err);
+}
+
+static uint64_t payload_hash(const struct obc__coll_args *args)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < args->nsegs; i++) {
+        h = (h ^ obc__hash64(args->segs[i].recv, args->segs[i].nbytes)) * 0x100000001B3ull;
+    }
+    return h;
+}
+
+void obc__board_post_hash(struct obc__boards *b, const struct obc__coll_args *args)
+{
+    if (b->arena == NULL) {
+        return;
+    }
+    struct board *bd = board_of(b, b->rank);
+    atomic_store_explicit(&bd->hash, payload_hash(args), memory_order_relaxed);
+    atomic_store_explicit(&bd->hash_pos, pos_of(args), memory_order_release);
+    obc__arena_board_flag_store(b->arena, FLAG_HASHED, (uint32_t)pos_of(args));
+}
+
+obc_result_t obc__board_check_hash(struct obc__boards *b, const struct obc__coll_args *args,
+                                   struct obc__err *err, struct obc__wait *w)
+{
+    if (b->arena == NULL) {
+        return OBC_SUCCESS;
+    }
+    uint64_t pos = pos_of(args);
+    if (!all_reached(b, FLAG_HASHED, pos, w)) {
+        return OBC_IN_PROGRESS;
+    }
+    struct board *root = board_of(b, args->root);
+    uint64_t want = atomic_load_explicit(&root->hash, memory_order_relaxed);
+    for (int r = 0; r < b->nranks; r++) {
+        struct board *bd = board_of(b, r);
+        /* A rank past pos posted a newer hash; it compared this one itself. */
+        if (atomic_load_explicit(&bd->hash_pos, memory_order_acquire) == pos &&
+            atomic_load_explicit(&root->hash_pos, memory_order_acquire) == pos &&
+            atomic_load_explicit(&bd->hash, memory_order_relaxed) != want) {
+            return obc__err_set(err, OBC_ERR_MISMATCH,
+                                "broadcast #%llu: rank %d holds bytes that differ from root "
+                                "rank %d's after the broadcast (OBC_CHECK=2 payload hash)",
+                                (unsigned long long)args->seq, r, args->root);
+        }
+    }
+    return OBC_SUCCESS;
+}
+
+static size_t append(char *out, size_t nbytes, size_t used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static size_t append(char *out, size_t nbytes, size_t used, const char *fmt, ...)
+{
+    if (used + 1 >= nbytes) {
+        return used;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out + used, nbytes - used, fmt, ap);
+    va_end(ap);
+    return n < 0 ? used : (used + (size_t)n < nbytes ? used + (size_t)n : nbytes - 1);
+}
+
+/* "allreduce #11" for a rank's last completed operation, or "nothing". */
+static void last_completed(struct board *bd, char *out, size_t nbytes)
+{
+    struct call c;
+    uint64_t done = atomic_load_explicit(&bd->completed, memory_order_acquire);
+    if (done == 0) {
+        snprintf(out, nbytes, "nothing yet");
+    } else if (read_entry(bd, done, &c)) {
+        snprintf(out, nbytes, "%s #%llu", obc__coll_name(c.coll), (unsigned long long)(done - 1));
+    } else {
+        snprintf(out, nbytes, "#%llu", (unsigned long long)(done - 1));
+    }
+}
+
+static bool has_arrived(struct board *bd, uint64_t pos)
+{
+    return (int64_t)(atomic_load_explicit(&bd->arrived, memory_order_acquire) - pos) >= 0;
+}
+
+void obc__board_describe_laggards(struct obc__boards *b, const struct obc__coll_args *args,
+                                  char *out, size_t nbytes)
+{
+    size_t used = strlen(out);
+    int missing = 0;
+    if (b->arena == NULL) {
+        return;
+    }
+    for (int r = 0; r < b->nranks; r++) {
+        struct board *bd = board_of(b, r);
+        if (r == b->rank || has_arrived(bd, pos_of(args))) {
+            continue;
+        }
+        char done[64];
+        last_completed(bd, done, sizeof(done));
+        used =
+            append(out, nbytes, used, "; rank %d has not arrived at %s #%llu (last completed %s)",
+                   r, obc__coll_name(args->coll), (unsigned long long)args->seq, done);
+        missing++;
+    }
+    if (missing == 0) {
+        append(out, nbytes, used, "; every rank has arrived at it");
+    }
+}
+
+static const char *state_name(int state)
+{
+    return state == STATE_RUNNING ? "running" : state == STATE_DONE ? "done" : "failed";
+}
+
+/* Rank r's recent operations, oldest first, as lines into fd. */
+static void dump_rank(struct obc__boards *b, int r, int fd)
+{
+    struct board *bd = board_of(b, r);
+    uint64_t last = atomic_load_explicit(&bd->arrived, memory_order_acquire);
+    uint64_t first = last > OBC_BOARD_RECENT ? last - OBC_BOARD_RECENT + 1 : 1;
+    int64_t now = obc__now_ns();
+    dprintf(fd, "obc flight recorder: rank %d (seen by rank %d), last %llu operations:\n", r,
+            b->rank, (unsigned long long)(last >= first ? last - first + 1 : 0));
+    for (uint64_t pos = first; pos <= last && pos > 0; pos++) {
+        struct call c;
+        char what[96];
+        if (!read_entry(bd, pos, &c)) {
+            continue;
+        }
+        describe_call(&c, what, sizeof(what));
+        int64_t end = c.state == STATE_RUNNING ? now : c.end_ns;
+        dprintf(fd, "  #%llu %s %zu bytes: %s%s%s, started %.3f s ago, %s %.3f ms\n",
+                (unsigned long long)(pos - 1), what, c.nbytes, state_name(c.state),
+                c.state == STATE_FAILED ? " " : "",
+                c.state == STATE_FAILED ? obc_strerror(c.result) : "",
+                (double)(now - c.start_ns) / 1e9, c.state == STATE_RUNNING ? "running for" : "took",
+                (double)(end - c.start_ns) / 1e6);
+    }
+}
+
+void obc__board_dump(struct obc__boards *b, const struct obc__coll_args *args)
+{
+    if (b->arena == NULL) {
+        return;
+    }
+    int fd = STDERR_FILENO;
+    char path[300];
+    if (b->dump_path != NULL && b->dump_path[0] != '\0') {
+        snprintf(path, sizeof(path), "%s.%d", b->dump_path, b->rank);
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            OBC_WARN("cannot open OBC_DEBUG_DUMP file %s; dumping to stderr", path);
+            fd = STDERR_FILENO;
+        }
+    }
+    dump_rank(b, b->rank, fd);
+    for (int r = 0; r < b->nranks; r++) {
+        if (r != b->rank && !has_arrived(board_of(b, r), pos_of(args))) {
+            dump_rank(b, r, fd);
+        }
+    }
+    if (fd != STDERR_FILENO) {
+        close(fd);
+    }
+}
