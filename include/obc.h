@@ -104,7 +104,10 @@ typedef struct {
  *  - torchrun's: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (LOCAL_RANK is
  *    informational). Under torchrun (TORCHELASTIC_USE_AGENT_STORE set),
  *    torch's own store holds MASTER_PORT, so obc's rendezvous listens on
- *    MASTER_PORT + 1; OBC_BOOTSTRAP overrides the address in every case.
+ *    MASTER_PORT + 1; OBC_BOOTSTRAP overrides the address in every case;
+ *  - Open MPI's OMPI_COMM_WORLD_RANK/SIZE, then MPICH/PMI's PMI_RANK/SIZE,
+ *    then Slurm's SLURM_PROCID/NTASKS, each with the rendezvous at
+ *    OBC_BOOTSTRAP, else MASTER_ADDR:MASTER_PORT (docs/launchers.md).
  * Rank 0 hosts the rendezvous; the others connect to it, retrying until the
  * communicator's timeout (OBC_TIMEOUT).
  *

@@ -18,5 +18,7 @@ cd "$(dirname "$0")/.." || exit 2
     echo
     echo "Launcher variables read by obc_comm_init_env besides these: torchrun's \`RANK\`,"
     echo "\`WORLD_SIZE\`, \`LOCAL_RANK\`, \`MASTER_ADDR\`, \`MASTER_PORT\` and"
-    echo "\`TORCHELASTIC_USE_AGENT_STORE\` (then obc's rendezvous uses \`MASTER_PORT + 1\`)."
+    echo "\`TORCHELASTIC_USE_AGENT_STORE\` (then obc's rendezvous uses \`MASTER_PORT + 1\`);"
+    echo "Open MPI's \`OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK\`, MPICH/PMI's \`PMI_RANK/SIZE\`,"
+    echo "Slurm's \`SLURM_PROCID/NTASKS/LOCALID\` (docs/launchers.md)."
 } >docs/env.md

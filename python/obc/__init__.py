@@ -3,7 +3,7 @@
 shaped like torch.distributed, over libobc (shared memory within a host).
 
     import obc
-    obc.init()                                # from obcrun's or torchrun's environment
+    obc.init()                                # obcrun, torchrun, mpirun or srun environment
     obc.broadcast(t, src=0)                   # in place, zero-copy
     obc.all_reduce(t, op=obc.ReduceOp.SUM)
     obc.sync_module(model, src=0)             # every parameter and buffer
@@ -39,7 +39,8 @@ _default = None
 def init(timeout=None):
     """Join the job described by the environment (obcrun sets OBC_RANK,
     OBC_NRANKS and OBC_BOOTSTRAP; torchrun sets RANK, WORLD_SIZE,
-    MASTER_ADDR and MASTER_PORT) and make it the default communicator."""
+    MASTER_ADDR and MASTER_PORT; Open MPI, MPICH and Slurm, see
+    docs/launchers.md) and make it the default communicator."""
     global _default
     if _default is not None:
         raise RuntimeError("obc.init: already initialised (call obc.destroy() first)")

@@ -89,7 +89,8 @@ class Work:
 
 class Communicator:
     """A group of ranks. Communicator() joins the job described by the
-    environment (obcrun's or torchrun's variables, like obc_comm_init_env);
+    environment (obcrun's, torchrun's, mpirun's or srun's variables, like
+    obc_comm_init_env);
     Communicator(rank=r, size=n, unique_id=uid) joins an explicit one.
     Use it as a context manager, or call destroy()."""
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * api_comm.c - the public communicator calls: where the rendezvous is
- * (obcrun's or torchrun's variables, or a unique id), who hosts it (rank 0,
- * or the caller of obc_get_unique_id), and the engine on top of the
- * communicator that core/comm.c builds. Thin: validate, then delegate.
+ * (obcrun's, torchrun's, Open MPI's, PMI's or Slurm's variables, or a unique
+ * id), who hosts it (rank 0, or the caller of obc_get_unique_id), and the
+ * engine on top of the communicator that core/comm.c builds. Thin: validate,
+ * then delegate.
  */
 #include <math.h>
 #include <stdio.h>
@@ -86,6 +87,62 @@ static obc_result_t parse_host_port(const char *text, struct obc__boot_endpoint 
     return OBC_SUCCESS;
 }
 
+/* This rank's place in the job: obcrun's OBC_RANK and OBC_NRANKS win over every
+ * other launcher's variables (obcrun may itself run inside one); then the first
+ * launcher config.c found. env->launcher is NULL when obcrun's won. */
+static obc_result_t place_from_env(const struct obc__config *cfg, struct obc__launch_env *env,
+                                   int *rank, int *nranks)
+{
+    if (cfg->rank >= 0 && cfg->nranks > 0) {
+        *rank = cfg->rank;
+        *nranks = cfg->nranks;
+        env->launcher = NULL;
+        return OBC_SUCCESS;
+    }
+    if (env->launcher == NULL) {
+        return obc__err_set(NULL, OBC_ERR_INVALID_ARG,
+                            "no launcher environment: run under obcrun (OBC_RANK, OBC_NRANKS, "
+                            "OBC_BOOTSTRAP), torchrun (RANK, WORLD_SIZE, MASTER_ADDR, "
+                            "MASTER_PORT), Open MPI (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE), "
+                            "MPICH/PMI (PMI_RANK, PMI_SIZE) or Slurm (SLURM_PROCID, "
+                            "SLURM_NTASKS); under the last three, set OBC_BOOTSTRAP=host:port "
+                            "or MASTER_ADDR and MASTER_PORT");
+    }
+    *rank = env->rank;
+    *nranks = env->world_size;
+    OBC_INFO(OBC_LOG_BOOT, "launcher: %s (%s=%d, %s=%d, local rank %d)", env->launcher->name,
+             env->launcher->rank_var, env->rank, env->launcher->size_var, env->world_size,
+             env->local_rank);
+    return OBC_SUCCESS;
+}
+
+/* OBC_BOOTSTRAP wherever it is set; else, under a launcher other than obcrun,
+ * MASTER_ADDR and MASTER_PORT. */
+static obc_result_t rendezvous_from_env(const struct obc__config *cfg,
+                                        const struct obc__launch_env *env,
+                                        struct obc__boot_endpoint *ep)
+{
+    if (cfg->bootstrap[0] != '\0') {
+        return parse_host_port(cfg->bootstrap, ep);
+    }
+    if (env->launcher == NULL) {
+        return obc__err_set(NULL, OBC_ERR_INVALID_ARG, "OBC_BOOTSTRAP is not set");
+    }
+    if (env->master_addr[0] == '\0' || env->master_port <= 0) {
+        return obc__err_set(NULL, OBC_ERR_INVALID_ARG,
+                            "launcher %s detected (%s and %s are set) but no rendezvous "
+                            "address: set OBC_BOOTSTRAP=host:port, or MASTER_ADDR and MASTER_PORT",
+                            env->launcher->name, env->launcher->rank_var, env->launcher->size_var);
+    }
+    if (strlen(env->master_addr) >= sizeof(ep->host)) {
+        return obc__err_set(NULL, OBC_ERR_INVALID_ARG, "MASTER_ADDR is too long");
+    }
+    snprintf(ep->host, sizeof(ep->host), "%.*s", (int)sizeof(ep->host) - 1, env->master_addr);
+    /* torchrun's agent store already listens on MASTER_PORT. */
+    ep->port = env->master_port + (env->agent_store ? 1 : 0);
+    return OBC_SUCCESS;
+}
+
 /* Where the rendezvous is, and this rank's place, from the launcher's env. */
 static obc_result_t endpoint_from_env(const struct obc__config *cfg, struct obc__boot_endpoint *ep,
                                       int *rank, int *nranks)
@@ -93,38 +150,12 @@ static obc_result_t endpoint_from_env(const struct obc__config *cfg, struct obc_
     struct obc__launch_env env;
     obc__config_launch_env(&env);
     memset(ep, 0, sizeof(*ep));
-    if (strlen(cfg->secret) >= sizeof(ep->secret) || strlen(env.master_addr) >= sizeof(ep->host)) {
-        return obc__err_set(NULL, OBC_ERR_INVALID_ARG, "OBC_SECRET or MASTER_ADDR is too long");
+    if (strlen(cfg->secret) >= sizeof(ep->secret)) {
+        return obc__err_set(NULL, OBC_ERR_INVALID_ARG, "OBC_SECRET is too long");
     }
     snprintf(ep->secret, sizeof(ep->secret), "%.*s", (int)sizeof(ep->secret) - 1, cfg->secret);
-    if (cfg->rank >= 0 && cfg->nranks > 0) { /* obcrun */
-        *rank = cfg->rank;
-        *nranks = cfg->nranks;
-    } else if (env.rank >= 0 && env.world_size > 0) { /* torchrun */
-        *rank = env.rank;
-        *nranks = env.world_size;
-        if (cfg->bootstrap[0] == '\0') {
-            if (env.master_addr[0] == '\0' || env.master_port <= 0) {
-                return obc__err_set(NULL, OBC_ERR_INVALID_ARG,
-                                    "RANK and WORLD_SIZE are set but MASTER_ADDR/MASTER_PORT "
-                                    "are not (or set OBC_BOOTSTRAP=host:port)");
-            }
-            snprintf(ep->host, sizeof(ep->host), "%.*s", (int)sizeof(ep->host) - 1,
-                     env.master_addr);
-            /* torchrun's agent store already listens on MASTER_PORT. */
-            ep->port = env.master_port + (env.agent_store ? 1 : 0);
-        }
-    } else {
-        return obc__err_set(NULL, OBC_ERR_INVALID_ARG,
-                            "no launcher environment: run under obcrun (OBC_RANK, OBC_NRANKS, "
-                            "OBC_BOOTSTRAP) or torchrun (RANK, WORLD_SIZE, MASTER_ADDR, "
-                            "MASTER_PORT)");
-    }
-    if (cfg->bootstrap[0] != '\0') {
-        OBC_CHECK(parse_host_port(cfg->bootstrap, ep));
-    } else if (ep->host[0] == '\0') {
-        return obc__err_set(NULL, OBC_ERR_INVALID_ARG, "OBC_BOOTSTRAP is not set");
-    }
+    OBC_CHECK(place_from_env(cfg, &env, rank, nranks));
+    OBC_CHECK(rendezvous_from_env(cfg, &env, ep));
     if (*rank < 0 || *rank >= *nranks) {
         return obc__err_set(NULL, OBC_ERR_INVALID_ARG, "rank %d out of range for %d ranks", *rank,
                             *nranks);

@@ -125,18 +125,47 @@ static int env_int(const char *name)
     return v;
 }
 
+static const struct obc__launcher torchrun = {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"};
+static const struct obc__launcher open_mpi = {"Open MPI", "OMPI_COMM_WORLD_RANK",
+                                              "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"};
+static const struct obc__launcher pmi = {"MPICH/PMI", "PMI_RANK", "PMI_SIZE", NULL};
+static const struct obc__launcher slurm = {"Slurm", "SLURM_PROCID", "SLURM_NTASKS",
+                                           "SLURM_LOCALID"};
+
+/* The launcher closest to the process first: mpirun or torchrun inside a Slurm
+ * allocation leave Slurm's variables set beside their own. */
+static const struct obc__launcher *const launchers[] = {&torchrun, &open_mpi, &pmi, &slurm};
+
+static void find_launcher(struct obc__launch_env *env)
+{
+    env->launcher = NULL;
+    env->rank = -1;
+    env->world_size = -1;
+    env->local_rank = -1;
+    for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++) {
+        const struct obc__launcher *l = launchers[i];
+        int rank = env_int(l->rank_var);
+        int size = env_int(l->size_var);
+        if (rank >= 0 && size > 0) {
+            env->launcher = l;
+            env->rank = rank;
+            env->world_size = size;
+            env->local_rank = l->local_rank_var != NULL ? env_int(l->local_rank_var) : -1;
+            return;
+        }
+    }
+}
+
 void obc__config_launch_env(struct obc__launch_env *env)
 {
     const char *addr = getenv("MASTER_ADDR");
-    env->rank = env_int("RANK");
-    env->world_size = env_int("WORLD_SIZE");
-    env->local_rank = env_int("LOCAL_RANK");
+    find_launcher(env);
     env->master_port = env_int("MASTER_PORT");
     env->master_addr[0] = '\0';
     if (addr != NULL && strlen(addr) < sizeof(env->master_addr)) {
         strcpy(env->master_addr, addr);
     }
-    env->agent_store = getenv("TORCHELASTIC_USE_AGENT_STORE") != NULL;
+    env->agent_store = env->launcher == &torchrun && getenv("TORCHELASTIC_USE_AGENT_STORE") != NULL;
 }
 
 int64_t obc__config_timeout_ns(double seconds)

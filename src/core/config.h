@@ -2,8 +2,9 @@
 /*
  * config.h - the configuration snapshot. config.c is the only file that
  * reads the environment (a grep in `make check` enforces it): OBC_* from
- * params.def and the launchers' variables (torchrun). A communicator takes
- * a snapshot at create time and passes it down; nothing below reads env.
+ * params.def and the launchers' variables (torchrun, Open MPI, PMI, Slurm).
+ * A communicator takes a snapshot at create time and passes it down; nothing
+ * below reads env.
  */
 #ifndef OBC_CORE_CONFIG_H
 #define OBC_CORE_CONFIG_H
@@ -28,15 +29,25 @@ struct obc__config {
 #undef OBC_PARAM
 };
 
-/* Launcher variables other than obc's own (torchrun's), read beside the
- * snapshot. -1 / "" when absent. */
+/* A launcher other than obcrun, by the variables that place a process in its
+ * job. local_rank_var is NULL where the launcher sets none. */
+struct obc__launcher {
+    const char *name;
+    const char *rank_var;
+    const char *size_var;
+    const char *local_rank_var;
+};
+
+/* Launcher variables other than obc's own, read beside the snapshot.
+ * -1 / "" / NULL when absent. */
 struct obc__launch_env {
-    int rank; /* RANK */
-    int world_size; /* WORLD_SIZE */
-    int local_rank; /* LOCAL_RANK */
-    char master_addr[OBC_CFG_STR_BYTES];
+    const struct obc__launcher *launcher; /* the first by precedence with rank and size set */
+    int rank;
+    int world_size;
+    int local_rank;
+    char master_addr[OBC_CFG_STR_BYTES]; /* MASTER_ADDR */
     int master_port; /* MASTER_PORT */
-    int agent_store; /* TORCHELASTIC_USE_AGENT_STORE is set (torchrun holds MASTER_PORT) */
+    int agent_store; /* under torchrun, TORCHELASTIC_USE_AGENT_STORE: its store holds MASTER_PORT */
 };
 
 /* Fill cfg from defaults and the environment. Returns 0, or -1 with a message
