@@ -4,7 +4,7 @@
 #   make test       build and run every test (ctest, all labels)
 #   make demo       a 4-rank broadcast on this host
 #   make asan|tsan  the multi-process tests under ASan+UBSan / TSan (own build dirs)
-#   make clang      everything built with clang (-Werror), unit and integration tests run
+#   make clang      everything built with clang (-Werror), unit, integration and fuzz tests run
 #   make check      format, layering and getenv rules
 #   make install PREFIX=/usr/local
 #   make bench      the benchmark of docs/perf (long)
@@ -46,10 +46,11 @@ tsan:
 	    ctest $(CTEST_FLAGS) -L '$(SAN_LABELS)'
 
 # The second compiler: its warnings differ from gcc's (e.g. fallthrough comments).
+# It also builds the libFuzzer targets and runs each for a bounded time (label fuzz).
 clang:
 	@CC=clang cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
 	@cmake --build build-clang -j$(JOBS)
-	cd build-clang && ctest $(CTEST_FLAGS) -L 'unit|integration'
+	cd build-clang && ctest $(CTEST_FLAGS) -L 'unit|integration|fuzz'
 
 check:
 	tools/check.sh

@@ -5,7 +5,7 @@
 # against or drive (Open MPI, MPICH, torch/numpy for Gloo and the binding, iptables
 # for netlab). Idempotent: a second run installs nothing.
 set -e
-PKGS="build-essential cmake pkg-config clang clang-format libcmocka-dev libxxhash-dev \
+PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format libcmocka-dev libxxhash-dev \
 openmpi-bin libopenmpi-dev mpich libmpich-dev \
 python3 python3-numpy python3-torch python3-matplotlib python3-pytest \
 iproute2 iptables procps"
