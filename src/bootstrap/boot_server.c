@@ -278,8 +278,12 @@ obc_result_t obc__boot_serve(struct obc__boot_endpoint *ep, int nranks, int64_t 
         char where[80];
         obc__sock_format(&bound, where, sizeof(where));
         ep->port = atoi(strrchr(where, ':') + 1);
-        OBC_INFO(OBC_LOG_BOOT, "rendezvous for %d ranks listening on %s%s", nranks, where,
-                 ep->secret[0] ? "" : " (no secret: connections are not authenticated)");
+        OBC_INFO(OBC_LOG_BOOT, "rendezvous for %d ranks listening on %s", nranks, where);
+        if (ep->secret[0] == '\0') { /* obcrun always sets one; other launchers do not */
+            OBC_WARN("rendezvous on %s has no secret: any process that reaches the port may "
+                     "join as a rank (set OBC_SECRET to the same value on every rank)",
+                     where);
+        }
     }
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
