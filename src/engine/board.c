@@ -337,7 +337,17 @@ void obc__board_describe_laggards(struct obc__boards *b, const struct obc__coll_
         missing++;
     }
     if (missing == 0) {
-        append(out, nbytes, used, "; every rank has arrived at it");
+        used = append(out, nbytes, used, "; every rank has arrived at it");
+    }
+    /* A live rank that makes no progress may simply not be running. */
+    for (int r = 0; r < b->nranks; r++) {
+        pid_t pid = r == b->rank ? 0 : obc__arena_peer_pid(b->arena, r);
+        char state = pid > 0 ? obc__proc_state(pid) : '?';
+        if (state == 'T' || state == 't') {
+            used = append(out, nbytes, used,
+                          "; rank %d (pid %d) is stopped (SIGSTOP, Ctrl-Z or a debugger)", r,
+                          (int)pid);
+        }
     }
 }
 

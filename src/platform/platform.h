@@ -50,6 +50,9 @@ void obc__shm_detach(void *addr, size_t nbytes);
 int obc__pidfd_open(pid_t pid); /* fd or -errno */
 bool obc__pidfd_exited(int fd); /* false while alive (or when unknown) */
 void obc__fd_close(int fd);
+/* A process's scheduler state from /proc (R, S, D, T stopped, t traced,
+ * Z zombie, ...); '?' when unknown. */
+char obc__proc_state(pid_t pid);
 /* Copy between this process and pid (Linux CMA). Return 0 or -errno; a copy
  * is complete when 0 is returned (partial transfers are retried). */
 int obc__vm_read(pid_t pid, void *local, const void *remote, size_t nbytes);

@@ -3,12 +3,16 @@
  * proc.c - other processes on this host: liveness through pidfds (readable
  * once the process has exited, zombie or reaped) and single-copy transfers
  * through process_vm_readv/writev ("CMA"), which need ptrace permission
- * over the peer (same user, and Yama's ptrace_scope permitting).
+ * over the peer (same user, and Yama's ptrace_scope permitting), and the
+ * scheduler state of a process, to say why a live peer makes no progress.
  */
 #include "platform/platform.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -30,6 +34,26 @@ bool obc__pidfd_exited(int fd)
         return false;
     }
     return poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP)) != 0;
+}
+
+char obc__proc_state(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return '?';
+    }
+    ssize_t n = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (n <= 0) {
+        return '?';
+    }
+    text[n] = '\0';
+    /* "pid (comm) S ...": comm may hold spaces and parentheses; the state
+     * follows the last ')'. */
+    const char *paren = strrchr(text, ')');
+    return paren != NULL && paren[1] == ' ' && paren[2] != '\0' ? paren[2] : '?';
 }
 
 void obc__fd_close(int fd)

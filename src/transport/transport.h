@@ -146,6 +146,8 @@ bool obc__arena_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t 
  * or stuck, which is what they are for), with OBC_BOARD_FLAGS counters the
  * owner advances and anyone may wait on. Zeroed at creation. */
 unsigned char *obc__arena_board(struct obc__arena *a, int owner);
+/* The process id of a local rank (for diagnosis: is it stopped?). */
+pid_t obc__arena_peer_pid(const struct obc__arena *a, int local);
 void obc__arena_board_flag_store(struct obc__arena *a, int idx, uint32_t value); /* own flag */
 bool obc__arena_board_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
                                    struct obc__wait *w);

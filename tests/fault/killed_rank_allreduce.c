@@ -12,6 +12,8 @@
  * assertions as killed_rank.c (broadcast).
  */
 /* obct: timeout=240 */
+/* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=120 */
+/* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=180 */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +23,9 @@
 #include "killcheck.h"
 #include "spawn_ranks.h"
 
-#define NRANKS 4
-#define LIMIT_S 10.0
+#define LIMIT_S 2.0 /* issue #5: a dead peer is reported within 2 s */
+
+static int NRANKS = 4; /* OBCT_FAULT_NRANKS */
 #define LOOP_S 30.0 /* loop until the kill, bounded in time (see killed_rank.c) */
 
 struct scenario {
@@ -87,7 +90,8 @@ static void run(const struct scenario *sc)
     set_env("OBC_ALGO", sc->algo); /* the children inherit the environment */
     set_env("OBC_HOST_SPLIT", sc->split);
     obct_spawn(&job, NRANKS, rank_main, (void *)sc, 0);
-    obct_kill_and_check(&job, "killed_rank_allreduce", sc->name, sc->victim, "allreduces", LIMIT_S);
+    obct_kill_and_check(&job, "killed_rank_allreduce", sc->name, sc->victim, "allreduces",
+                        LIMIT_S * obct_time_scale());
     set_env("OBC_ALGO", NULL);
     set_env("OBC_HOST_SPLIT", NULL);
     fflush(stdout);
@@ -95,6 +99,15 @@ static void run(const struct scenario *sc)
 
 int main(void)
 {
+    const char *n = getenv("OBCT_FAULT_NRANKS");
+    NRANKS = n != NULL ? atoi(n) : 4;
+    OBCT_ASSERT(NRANKS >= 2 && NRANKS <= OBCT_MAX_RANKS);
+    /* Other rank counts: the root, a middle rank and the last one. */
+    const struct scenario others[] = {
+        {"rank 0, large", 0, (size_t)8 << 20, NULL, NULL},
+        {"middle rank, large", NRANKS / 2, (size_t)8 << 20, NULL, NULL},
+        {"last rank, small", NRANKS - 1, 2, NULL, NULL},
+    };
     static const struct scenario scenarios[] = {
         {"rank 2, large", 2, (size_t)8 << 20, NULL, NULL},
         {"rank 0, large", 0, (size_t)8 << 20, NULL, NULL},
@@ -104,6 +117,12 @@ int main(void)
     };
     obct_watchdog(220);
     setenv("OBC_TIMEOUT", "20", 1); /* a hang shows as a failure, not a 300 s wait */
+    if (NRANKS != 4) {
+        for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+            run(&others[i]);
+        }
+        return obct_finish("killed_rank_allreduce");
+    }
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
         run(&scenarios[i]);
     }

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stall_peer.c - a peer that stops (SIGSTOP) mid-broadcast but stays alive:
- * with OBC_TIMEOUT=3 and 3 ranks looping 16 MiB broadcasts, the parent
- * stops a non-root rank; the others must fail with OBC_ERR_TIMEOUT (the
- * peer is not lost) within 3 s plus a little of their last progress
- * (asserted < 7 s after the stop, measured and printed), and the next call
- * must fail at once. The stopped rank is killed afterwards.
+ * with OBC_TIMEOUT=3 and N ranks (OBCT_FAULT_NRANKS: 2, 4, 8) looping
+ * 16 MiB broadcasts, the parent stops a non-root rank (N/2); the others
+ * must fail with OBC_ERR_TIMEOUT (the peer is not lost) within 3 s plus a
+ * little of their last progress (asserted < 7 s after the stop, measured
+ * and printed), each naming the stopped rank ("rank N ... is stopped"), and the next
+ * call must fail at once. The stopped rank is killed afterwards.
  */
-/* obct: timeout=90 */
+/* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=90 */
+/* obct: name=n4 env=OBCT_FAULT_NRANKS=4 timeout=90 */
+/* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=90 */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +19,6 @@
 #include "obct.h"
 #include "spawn_ranks.h"
 
-#define NRANKS 3
-#define VICTIM 1
 #define NBYTES ((size_t)16 << 20)
 #define LIMIT_S 7.0
 
@@ -50,6 +51,11 @@ int main(void)
 {
     struct obct_job job;
     double t_stop;
+    const char *n = getenv("OBCT_FAULT_NRANKS");
+    const int NRANKS = n != NULL ? atoi(n) : 3;
+    const int VICTIM = NRANKS / 2;
+    int named = 0;
+    OBCT_ASSERT(NRANKS >= 2 && NRANKS <= OBCT_MAX_RANKS);
     obct_watchdog(80);
     setenv("OBC_TIMEOUT", "3", 1);
     obct_spawn(&job, NRANKS, rank_main, NULL, 0);
@@ -79,7 +85,9 @@ int main(void)
         OBCT_CHECK_LE_DBL(rep->t_event - t_stop, LIMIT_S);
         OBCT_CHECK(rep->rc_after == OBC_ERR_ABORTED || rep->rc_after == OBC_ERR_TIMEOUT);
         OBCT_CHECK_LE_DBL(rep->after_s, 0.5);
+        named += obct_msg_names_rank(rep->msg, VICTIM);
     }
+    OBCT_CHECK_EQ_INT(named, NRANKS - 1); /* each one names the stopped rank */
     obct_job_check_shm(&job);
     obct_job_free(&job);
     return obct_finish("stall_peer");

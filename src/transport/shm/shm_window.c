@@ -49,6 +49,11 @@ unsigned char *obc__arena_board(struct obc__arena *a, int owner)
     return a->boards + (size_t)owner * OBC_BOARD_BYTES;
 }
 
+pid_t obc__arena_peer_pid(const struct obc__arena *a, int local)
+{
+    return a->peers[local].pid;
+}
+
 static struct shm_flag *board_flag_of(struct obc__arena *a, int owner, int idx)
 {
     return &a->board_flags[owner * OBC_BOARD_FLAGS + idx].value;
