@@ -188,6 +188,8 @@ static obc_result_t mismatch_error(struct obc__boards *b, const struct call *min
     char want[96], got[96];
     describe_call(mine, want, sizeof(want));
     describe_call(theirs, got, sizeof(got));
+    /* Every rank of the host must learn it, also those no wait would wake. */
+    obc__arena_abort(b->arena, OBC_ERR_MISMATCH, b->rank);
     return obc__err_set(
         err, OBC_ERR_MISMATCH, "%s #%llu: rank %d called %s while rank %d called %s",
         obc__coll_name(mine->coll), (unsigned long long)(mine->pos - 1), rank, got, b->rank, want);
@@ -273,6 +275,7 @@ obc_result_t obc__board_check_hash(struct obc__boards *b, const struct obc__coll
         if (atomic_load_explicit(&bd->hash_pos, memory_order_acquire) == pos &&
             atomic_load_explicit(&root->hash_pos, memory_order_acquire) == pos &&
             atomic_load_explicit(&bd->hash, memory_order_relaxed) != want) {
+            obc__arena_abort(b->arena, OBC_ERR_MISMATCH, b->rank);
             return obc__err_set(err, OBC_ERR_MISMATCH,
                                 "broadcast #%llu: rank %d holds bytes that differ from root "
                                 "rank %d's after the broadcast (OBC_CHECK=2 payload hash)",

@@ -206,6 +206,13 @@ static obc_result_t run_op(struct obc__engine *e, struct obc__op *op)
     if (res == OBC_SUCCESS) {
         res = run_algorithm(e, op);
     }
+    if (res == OBC_SUCCESS && op->args.coll == OBC_COLL_BROADCAST && op->args.root == e->ctx.rank) {
+        /* A root reads nothing from its peers, so no stamp checked its call:
+         * with two ranks that both believe they are the root, both would
+         * "succeed". A look at the peers' boards catches it here (a peer that
+         * has not entered yet catches it when it leaves). */
+        res = obc__board_find_mismatch(&e->boards, &op->args, e->ctx.err);
+    }
     if (res == OBC_SUCCESS && e->boards.check >= 2 && op->args.coll == OBC_COLL_BROADCAST) {
         obc__board_post_hash(&e->boards, &op->args);
         res = run_check(e, op, obc__board_check_hash);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * coll_mismatch.c - ranks that disagree on a reduction or gather: 4 ranks
- * (forked by spawn_ranks.c, OBC_TIMEOUT=5) make one verified allreduce, then
+ * (forked by spawn_ranks.c; 2 and 8 in the n2/n8 variants; OBC_TIMEOUT=5)
+ * make one verified allreduce, then
  * rank 1 (or 3) calls something else than the others: an allreduce with a
  * smaller or larger count, a different dtype of the same size, a different
  * op, a broadcast of the same bytes instead of the allreduce, an allgather
@@ -27,6 +28,9 @@
  */
 /* obct: timeout=240 */
 /* obct: name=check1 env=OBC_CHECK=1 timeout=240 */
+/* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=240 */
+/* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=300 */
+/* obct: name=check1_n8 env=OBC_CHECK=1 env=OBCT_FAULT_NRANKS=8 timeout=300 */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +40,7 @@
 #include "obct.h"
 #include "spawn_ranks.h"
 
-#define NRANKS 4
+static int NRANKS = 4; /* OBCT_FAULT_NRANKS */
 #define TIMEOUT_S 5.0
 #define LIMIT_S (TIMEOUT_S + 5.0)
 #define COUNT 100003 /* elements, a few chunks */
@@ -101,10 +105,16 @@ static obc_result_t call(const struct variant *v, obc_comm_t *comm, struct obct_
     }
 }
 
+/* The rank that differs, within this job's rank count. */
+static int odd_rank(const struct scenario *sc)
+{
+    return sc->odd < NRANKS ? sc->odd : NRANKS - 1;
+}
+
 static int rank_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self, void *arg)
 {
     const struct scenario *sc = arg;
-    const struct variant *v = rank == sc->odd ? &sc->odd_one : &sc->others;
+    const struct variant *v = rank == odd_rank(sc) ? &sc->odd_one : &sc->others;
     struct obct_buf send = {0};
     struct obct_buf recv = {0};
     int small[4] = {1, 2, 3, 4};
@@ -146,7 +156,7 @@ static void run(const struct scenario *sc)
     int nexpect = 0;
     const char *check = getenv("OBC_CHECK");
     bool check_mode = check != NULL && atoi(check) >= 1;
-    printf("coll_mismatch: %s (rank %d differs)\n", sc->name, sc->odd);
+    printf("coll_mismatch: %s (rank %d differs)\n", sc->name, odd_rank(sc));
     fflush(stdout);
     obct_spawn(&job, NRANKS, rank_main, (void *)sc, 0);
     if (obct_join(&job, LIMIT_S + 30) != 0) {
@@ -159,7 +169,7 @@ static void run(const struct scenario *sc)
                sc->name, r, obct_rc_name(rep->rc), rep->value, obct_rc_name(rep->rc_after),
                rep->after_s, rep->msg);
         OBCT_CHECK_EQ_INT(obct_exit_code(&job, r), 0); /* guards intact, sendbuf unchanged */
-        if (rep->rc == OBC_SUCCESS && sc->agreeing_may_finish && !check_mode && r != sc->odd) {
+        if (rep->rc == OBC_SUCCESS && sc->agreeing_may_finish && !check_mode && r != odd_rank(sc)) {
             OBCT_CHECK(rep->rc_after == OBC_ERR_MISMATCH || rep->rc_after == OBC_ERR_ABORTED);
             continue;
         }
@@ -178,9 +188,9 @@ static void run(const struct scenario *sc)
         }
         OBCT_CHECK(rep->rc_after == OBC_ERR_ABORTED || rep->rc_after == rep->rc);
         OBCT_CHECK_LE_DBL(rep->after_s, 0.5);
-        if (rep->rc == OBC_ERR_MISMATCH && r != sc->odd) { /* it names the odd rank */
-            char culprit[16];
-            snprintf(culprit, sizeof(culprit), "rank %d", sc->odd);
+        if (rep->rc == OBC_ERR_MISMATCH && r != odd_rank(sc)) { /* it names the odd rank */
+            char culprit[24];
+            snprintf(culprit, sizeof(culprit), "rank %d", odd_rank(sc));
             OBCT_CHECK(strstr(rep->msg, culprit) != NULL);
         }
         nexpect += rep->rc == (int)sc->expect;
@@ -253,7 +263,10 @@ int main(void)
          false},
     };
     char timeout[32];
-    obct_watchdog(230);
+    const char *n = getenv("OBCT_FAULT_NRANKS");
+    NRANKS = n != NULL ? atoi(n) : 4;
+    OBCT_ASSERT(NRANKS >= 2 && NRANKS <= OBCT_MAX_RANKS);
+    obct_watchdog(NRANKS > 4 ? 290 : 230);
     snprintf(timeout, sizeof(timeout), "%g", TIMEOUT_S);
     setenv("OBC_TIMEOUT", timeout, 1);
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
