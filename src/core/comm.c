@@ -99,12 +99,28 @@ static void split_hosts(struct obc_comm *c)
     c->topo.nhosts = (c->nranks + k - 1) / k;
 }
 
+/* Unpredictable names: obcrun's job id (it removes what a crashed job left),
+ * or else "p<creator pid>", so that the next creator on the host can sweep a
+ * segment whose creator died before unlinking it. */
+#define SEG_PID_PREFIX "obc-p"
+
 static void segment_name(const struct obc__config *cfg, char *out)
 {
     unsigned char r[8] = {0};
+    char owner[48];
     obc__random_bytes(r, sizeof(r));
-    snprintf(out, SEG_NAME_BYTES, "/obc-%.40s%s%02x%02x%02x%02x%02x%02x%02x%02x", cfg->job_id,
-             cfg->job_id[0] ? "-" : "", r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
+    if (cfg->job_id[0] != '\0') {
+        snprintf(owner, sizeof(owner), "%.40s", cfg->job_id);
+    } else {
+        snprintf(owner, sizeof(owner), "p%d", (int)getpid());
+        int swept = obc__shm_sweep_dead(SEG_PID_PREFIX);
+        if (swept > 0) {
+            OBC_INFO(OBC_LOG_SHM, "removed %d shared-memory segment(s) left by dead processes",
+                     swept);
+        }
+    }
+    snprintf(out, SEG_NAME_BYTES, "/obc-%s-%02x%02x%02x%02x%02x%02x%02x%02x", owner, r[0], r[1],
+             r[2], r[3], r[4], r[5], r[6], r[7]);
 }
 
 static obc_result_t arena_settings(const struct obc__config *cfg, int local_nranks,

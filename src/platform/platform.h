@@ -43,6 +43,9 @@ void obc__futex_wake(_Atomic uint32_t *word, bool shared);
 int obc__shm_create(const char *name, size_t nbytes, void **addr);
 int obc__shm_attach(const char *name, size_t nbytes, void **addr);
 int obc__shm_unlink(const char *name);
+/* Unlink every /dev/shm/<prefix><pid>-* whose creator pid no longer exists;
+ * returns how many. */
+int obc__shm_sweep_dead(const char *prefix);
 void obc__shm_detach(void *addr, size_t nbytes);
 
 /* ---- processes ----

@@ -3,11 +3,19 @@
  * shmem.c - POSIX shared-memory segments. Created with O_EXCL and mode 0600
  * (the name is random, chosen by the caller); the creator unlinks it as soon
  * as every local rank has attached, so a crash later leaves nothing behind.
+ * A creator that dies before that leaves its segment; segments named after
+ * their creator's pid are swept by the next creator on the host once that
+ * pid is gone (obcrun sweeps its own job's names).
  */
 #include "platform/platform.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -60,6 +68,32 @@ int obc__shm_attach(const char *name, size_t nbytes, void **addr)
 int obc__shm_unlink(const char *name)
 {
     return shm_unlink(name) == 0 ? 0 : -errno;
+}
+
+int obc__shm_sweep_dead(const char *prefix)
+{
+    DIR *d = opendir("/dev/shm");
+    size_t len = strlen(prefix);
+    int removed = 0;
+    if (d == NULL) {
+        return 0;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char *end = NULL;
+        if (strncmp(e->d_name, prefix, len) != 0) {
+            continue;
+        }
+        long pid = strtol(e->d_name + len, &end, 10);
+        if (end == e->d_name + len || *end != '-' || pid <= 0 || kill((pid_t)pid, 0) == 0 ||
+            errno != ESRCH) {
+            continue; /* not a pid name, or its creator may still live */
+        }
+        char name[300];
+        snprintf(name, sizeof(name), "/%s", e->d_name);
+        removed += shm_unlink(name) == 0;
+    }
+    closedir(d);
+    return removed;
 }
 
 void obc__shm_detach(void *addr, size_t nbytes)
