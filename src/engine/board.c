@@ -12,7 +12,9 @@
  * into `arrived` (release); a reader takes `arrived`, then the entry, then
  * checks that the entry still holds that pos, so it never mixes two calls.
  * Board flag 0 follows `arrived`, flag 1 the payload hash's pos, for
- * ranks that wait on them (check mode).
+ * ranks that wait on them (check mode only). Times come from the coarse
+ * clock (ms resolution): two precise clock reads would cost more than the
+ * rest of the record on a small collective.
  */
 #include "engine/board.h"
 
@@ -125,11 +127,13 @@ void obc__board_enter(struct obc__boards *b, const struct obc__coll_args *args)
     atomic_store_explicit(&e->nbytes, (uint64_t)args->nbytes, memory_order_relaxed);
     atomic_store_explicit(&e->state, STATE_RUNNING, memory_order_relaxed);
     atomic_store_explicit(&e->result, OBC_SUCCESS, memory_order_relaxed);
-    atomic_store_explicit(&e->start_ns, obc__now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&e->start_ns, obc__coarse_now_ns(), memory_order_relaxed);
     atomic_store_explicit(&e->end_ns, 0, memory_order_relaxed);
     atomic_store_explicit(&e->pos, pos, memory_order_release);
     atomic_store_explicit(&bd->arrived, pos, memory_order_release);
-    obc__arena_board_flag_store(b->arena, FLAG_ARRIVED, (uint32_t)pos);
+    if (b->check >= 1) { /* only check mode waits on it */
+        obc__arena_board_flag_store(b->arena, FLAG_ARRIVED, (uint32_t)pos);
+    }
 }
 
 void obc__board_leave(struct obc__boards *b, const struct obc__coll_args *args, obc_result_t res)
@@ -139,7 +143,7 @@ void obc__board_leave(struct obc__boards *b, const struct obc__coll_args *args, 
     }
     struct board *bd = board_of(b, b->rank);
     struct entry *e = &bd->recent[pos_of(args) % OBC_BOARD_RECENT];
-    atomic_store_explicit(&e->end_ns, obc__now_ns(), memory_order_relaxed);
+    atomic_store_explicit(&e->end_ns, obc__coarse_now_ns(), memory_order_relaxed);
     atomic_store_explicit(&e->result, (uint64_t)res, memory_order_relaxed);
     atomic_store_explicit(&e->state, res == OBC_SUCCESS ? STATE_DONE : STATE_FAILED,
                           memory_order_release);
@@ -365,7 +369,7 @@ static void dump_rank(struct obc__boards *b, int r, int fd)
     struct board *bd = board_of(b, r);
     uint64_t last = atomic_load_explicit(&bd->arrived, memory_order_acquire);
     uint64_t first = last > OBC_BOARD_RECENT ? last - OBC_BOARD_RECENT + 1 : 1;
-    int64_t now = obc__now_ns();
+    int64_t now = obc__coarse_now_ns();
     dprintf(fd, "obc flight recorder: rank %d (seen by rank %d), last %llu operations:\n", r,
             b->rank, (unsigned long long)(last >= first ? last - first + 1 : 0));
     for (uint64_t pos = first; pos <= last && pos > 0; pos++) {

@@ -18,6 +18,10 @@
 
 /* ---- time ---- */
 int64_t obc__now_ns(void); /* CLOCK_MONOTONIC */
+/* CLOCK_MONOTONIC_COARSE: a few ns to read, a few ms of resolution; for
+ * records kept on every operation, where the precise clock would cost more
+ * than the operation's bookkeeping. */
+int64_t obc__coarse_now_ns(void);
 void obc__sleep_ns(int64_t ns);
 
 /* ---- CPU ---- */
@@ -82,6 +86,11 @@ int obc__sock_send_all(int fd, const void *buf, size_t nbytes, int64_t deadline_
 int obc__sock_recv_all(int fd, void *buf, size_t nbytes,
                        int64_t deadline_ns); /* -ECONNRESET at EOF */
 void obc__sock_format(const struct obc__sockaddr *addr, char *out, size_t nbytes);
+/* Close fd after what was sent reached the peer: stop sending, discard
+ * what the peer still sends until it closes or max_ns pass, then close.
+ * (Closing with unread input resets the connection, which can destroy a
+ * last message, such as an error, before the peer reads it.) */
+void obc__sock_close_draining(int fd, int64_t max_ns);
 /* The IPv4 address of the interface to use: the first up, non-loopback one
  * whose name starts with ifname_prefix ("" = any; "^x" excludes x), or
  * loopback when there is none. */

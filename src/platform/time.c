@@ -12,6 +12,13 @@ int64_t obc__now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t obc__coarse_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 void obc__sleep_ns(int64_t ns)
 {
     struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
