@@ -90,14 +90,17 @@ static obc_result_t read_error(struct obc__boot *b, const struct boot_hdr *h, in
 {
     char text[BOOT_MAX_ERROR_TEXT] = "";
     obc_result_t code = (obc_result_t)h->round;
-    if (h->nbytes > 0 && h->nbytes <= sizeof(text)) {
-        obc__sock_recv_all(b->fd, text, h->nbytes, deadline);
-        text[sizeof(text) - 1] = '\0';
+    (void)deadline; /* the text follows its header at once, even when our wait ran out */
+    if (h->nbytes > 0 && h->nbytes <= sizeof(text) &&
+        obc__sock_recv_all(b->fd, text, h->nbytes, obc__boot_deadline(1000000000ll)) != 0) {
+        text[0] = '\0';
     }
+    text[sizeof(text) - 1] = '\0';
     if (code <= OBC_SUCCESS || code >= OBC_IN_PROGRESS) {
         code = OBC_ERR_PROTOCOL;
     }
-    return obc__err_set(err, code, "rank %d: %s", b->rank, text);
+    return obc__err_set(err, code, "rank %d: the rendezvous reported %s%s%s", b->rank,
+                        obc_strerror(code), text[0] ? ": " : "", text);
 }
 
 obc_result_t obc__boot_allgather(struct obc__boot *b, const void *mine, size_t nbytes, void *all,

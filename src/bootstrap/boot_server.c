@@ -48,6 +48,8 @@ static void fail_all(struct server *s, obc_result_t code, const char *text)
     for (int r = 0; s->fds != NULL && r < s->nranks; r++) {
         if (s->fds[r] >= 0) {
             send_error(s->fds[r], code, text);
+            obc__sock_close_draining(s->fds[r], 200000000ll); /* see admit() */
+            s->fds[r] = -1;
         }
     }
 }
@@ -98,7 +100,9 @@ static void admit(struct server *s, int fd, int *nadmitted)
         snprintf(text, sizeof(text), "rendezvous rejected a connection: %s", problem);
         OBC_WARN("bootstrap server: %s", text);
         send_error(fd, code, text);
-        close(fd);
+        /* The client may have sent its first round already: closing with
+         * that unread would reset the connection and could lose the error. */
+        obc__sock_close_draining(fd, 200000000ll);
         return;
     }
     s->fds[h.rank] = fd;

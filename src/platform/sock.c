@@ -239,3 +239,18 @@ int obc__sock_pick_ifaddr(const char *ifname_prefix, char *out, size_t nbytes)
     }
     return 0;
 }
+
+void obc__sock_close_draining(int fd, int64_t max_ns)
+{
+    char sink[512];
+    int64_t deadline = obc__now_ns() + max_ns;
+    shutdown(fd, SHUT_WR);
+    for (int64_t now = obc__now_ns(); now < deadline; now = obc__now_ns()) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, (int)((deadline - now) / 1000000) + 1) <= 0 ||
+            read(fd, sink, sizeof(sink)) <= 0) {
+            break; /* quiet, or the peer closed */
+        }
+    }
+    close(fd);
+}
