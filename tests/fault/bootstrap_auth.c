@@ -46,21 +46,6 @@ struct scenario {
     int port;
 };
 
-static int free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    OBCT_ASSERT(fd >= 0);
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    OBCT_ASSERT(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-    OBCT_ASSERT(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
-
 /* Process i's rank: 0..2, and rank 1 again for the fourth process. */
 static int rank_of(int i)
 {
@@ -178,7 +163,7 @@ static void send_all_garbage(int port)
 static void run(struct scenario *sc)
 {
     struct obct_job job;
-    sc->port = free_port();
+    sc->port = obct_free_port();
     obct_spawn(&job, sc->nprocs, proc_main, sc, OBCT_SPAWN_NO_INIT);
     if (sc->kind == GARBAGE) {
         send_all_garbage(sc->port);

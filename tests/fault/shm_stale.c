@@ -10,16 +10,13 @@
  * broadcast verified data.
  */
 /* obct: timeout=60 */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,21 +28,6 @@
 #define NRANKS 3
 
 static int port;
-
-static int free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    OBCT_ASSERT(fd >= 0);
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    OBCT_ASSERT(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-    OBCT_ASSERT(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
 
 static void plant(const char *name)
 {
@@ -102,7 +84,7 @@ int main(void)
     snprintf(live, sizeof(live), "/obc-p%d-00000000cafecafe", (int)getpid());
     plant(dead);
     plant(live);
-    port = free_port();
+    port = obct_free_port();
     obct_spawn(&job, NRANKS, rank_main, NULL, OBCT_SPAWN_NO_INIT);
     OBCT_ASSERT_MSG(obct_join(&job, 40) == 0, "ranks did not finish in 40 s");
     for (int r = 0; r < NRANKS; r++) {

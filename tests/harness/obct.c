@@ -8,11 +8,15 @@
  */
 #include "obct.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #define OBCT_MAX_SOFT_FAILURES 25
 
@@ -180,4 +184,19 @@ obc_comm_t *obct_comm_from_env(void)
     OBCT_ASSERT(comm != NULL);
     obct_set_rank(obc_comm_rank(comm));
     return comm;
+}
+
+int obct_free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    OBCT_ASSERT(fd >= 0);
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    OBCT_ASSERT(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+    OBCT_ASSERT(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+    close(fd);
+    return ntohs(a.sin_port);
 }

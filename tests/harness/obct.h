@@ -24,6 +24,10 @@ int obct_rank(void);
 double obct_now(void);
 void obct_sleep(double seconds);
 
+/* A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then
+ * released), for a rendezvous the test starts itself. */
+int obct_free_port(void);
+
 /* Timeouts of helper processes and deadlines scale with OBC_TEST_TIMEOUT_MULTIPLIER. */
 double obct_time_scale(void);
 

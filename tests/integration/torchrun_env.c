@@ -7,11 +7,9 @@
  * must listen on MASTER_PORT + 1. Ports come from binding port 0.
  */
 /* obct: timeout=90 */
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "bcase.h"
@@ -25,21 +23,6 @@ struct scenario {
     int agent_store;
     int port; /* the port obc must use */
 };
-
-static int free_port(void)
-{
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    OBCT_ASSERT(fd >= 0);
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    OBCT_ASSERT(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-    OBCT_ASSERT(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-    close(fd);
-    return ntohs(a.sin_port);
-}
 
 static int rank_main(obc_comm_t *unused, int rank, int nranks, struct obct_report *self, void *arg)
 {
@@ -82,7 +65,7 @@ static int rank_main(obc_comm_t *unused, int rank, int nranks, struct obct_repor
 static void run(struct scenario *sc)
 {
     struct obct_job job;
-    sc->port = free_port();
+    sc->port = obct_free_port();
     obct_spawn(&job, NRANKS, rank_main, sc, OBCT_SPAWN_NO_INIT);
     OBCT_ASSERT_MSG(obct_join(&job, 40) == 0, "%s: ranks did not finish in 40 s", sc->name);
     for (int r = 0; r < NRANKS; r++) {
