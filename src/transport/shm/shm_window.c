@@ -30,16 +30,21 @@ void obc__arena_flag_store(struct obc__arena *a, int idx, uint32_t value)
     obc__shm_flag_store(flag_of(a, a->rank, idx), value);
 }
 
-bool obc__arena_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
-                             struct obc__wait *w)
+/* Has owner's flag f reached target (mod 2^32)? If not, *w waits on it. */
+static bool reached(struct shm_flag *f, int owner, uint32_t target, struct obc__wait *w)
 {
-    struct shm_flag *f = flag_of(a, owner, idx);
     uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
     if ((int32_t)(now - target) >= 0) {
         return true;
     }
     shm_wait_on(w, f, now, owner);
     return false;
+}
+
+bool obc__arena_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
+                             struct obc__wait *w)
+{
+    return reached(flag_of(a, owner, idx), owner, target, w);
 }
 
 /* Boards: the same shape as windows (owner-written bytes, owner-advanced
@@ -67,11 +72,5 @@ void obc__arena_board_flag_store(struct obc__arena *a, int idx, uint32_t value)
 bool obc__arena_board_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
                                    struct obc__wait *w)
 {
-    struct shm_flag *f = board_flag_of(a, owner, idx);
-    uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
-    if ((int32_t)(now - target) >= 0) {
-        return true;
-    }
-    shm_wait_on(w, f, now, owner);
-    return false;
+    return reached(board_flag_of(a, owner, idx), owner, target, w);
 }
