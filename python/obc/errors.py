@@ -21,6 +21,18 @@ class ObcError(RuntimeError):
             self.code = code
 
 
+class _PlainMessage:
+    """For classes that also derive from OSError: OSError would read the
+    (message, code) arguments as (errno, strerror) and print them so; these
+    keep obc's message as their text."""
+
+    def __init__(self, message, code=None):
+        ObcError.__init__(self, message, code)
+
+    def __str__(self):
+        return self.message
+
+
 class InvalidArgument(ObcError, ValueError):
     code = 1
 
@@ -29,34 +41,16 @@ class NoMemory(ObcError, MemoryError):
     code = 2
 
 
-class SystemCallError(ObcError, OSError):
+class SystemCallError(_PlainMessage, ObcError, OSError):
     code = 3
 
-    def __init__(self, message, code=None):
-        ObcError.__init__(self, message, code)
 
-    def __str__(self):
-        return self.message
-
-
-class Timeout(ObcError, TimeoutError):
+class Timeout(_PlainMessage, ObcError, TimeoutError):
     code = 4
 
-    def __init__(self, message, code=None):
-        ObcError.__init__(self, message, code)
 
-    def __str__(self):
-        return self.message
-
-
-class PeerLost(ObcError, ConnectionError):
+class PeerLost(_PlainMessage, ObcError, ConnectionError):
     code = 5
-
-    def __init__(self, message, code=None):
-        ObcError.__init__(self, message, code)
-
-    def __str__(self):
-        return self.message
 
 
 class Mismatch(ObcError):
@@ -70,14 +64,8 @@ class Aborted(ObcError):
     code = 7
 
 
-class AuthError(ObcError, PermissionError):
+class AuthError(_PlainMessage, ObcError, PermissionError):
     code = 8
-
-    def __init__(self, message, code=None):
-        ObcError.__init__(self, message, code)
-
-    def __str__(self):
-        return self.message
 
 
 class ProtocolError(ObcError):
