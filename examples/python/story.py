@@ -65,38 +65,38 @@ def _global_loss(local_loss):
     return t.item()
 
 
-def fixed_run(steps, bucket_mb=25):
-    """Returns (global losses per step, check_consistency before sync, after training)."""
+def train_on_shards(model, steps, averager=None):
+    """Each rank's loop: its shard of every global batch; with an averager,
+    gradients are averaged during backward and waited for before the step.
+    Returns this rank's loss per step."""
     rank, nranks = obc.get_rank(), obc.get_world_size()
-    model = make_model(seed=rank)  # rank 0 has the reference's initial weights
-    before = obc.check_consistency(model)
-    obc.sync_module(model, src=0)
-    averager = obc.GradientAverager(model, bucket_mb=bucket_mb)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     losses = []
     for step in range(steps):
         x, y = shard(step, rank, nranks)
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()  # buckets are averaged while backward runs
-        averager.wait()
+        loss.backward()  # an averager's buckets are averaged while this runs
+        if averager is not None:
+            averager.wait()
         opt.step()
-        losses.append(_global_loss(loss.item()))
+        losses.append(loss.item())
+    return losses
+
+
+def fixed_run(steps, bucket_mb=25):
+    """Returns (global losses per step, check_consistency before sync, after training)."""
+    model = make_model(seed=obc.get_rank())  # rank 0 has the reference's initial weights
+    before = obc.check_consistency(model)
+    obc.sync_module(model, src=0)
+    averager = obc.GradientAverager(model, bucket_mb=bucket_mb)
+    losses = [_global_loss(v) for v in train_on_shards(model, steps, averager)]
     averager.remove()
     return losses, before, obc.check_consistency(model)
 
 
 def broken_run(steps):
     """Returns (this rank's losses, every rank's final loss, check_consistency after training)."""
-    rank, nranks = obc.get_rank(), obc.get_world_size()
-    model = make_model(seed=rank)
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-    losses = []
-    for step in range(steps):
-        x, y = shard(step, rank, nranks)
-        opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
+    model = make_model(seed=obc.get_rank())
+    losses = train_on_shards(model, steps)
     return losses, obc.all_gather_object(losses[-1]), obc.check_consistency(model)
