@@ -91,6 +91,26 @@ void obc__sock_format(const struct obc__sockaddr *addr, char *out, size_t nbytes
  * (Closing with unread input resets the connection, which can destroy a
  * last message, such as an error, before the peer reads it.) */
 void obc__sock_close_draining(int fd, int64_t max_ns);
+
+/* ---- event-driven sockets (poller.c) ----
+ * A poller reports readiness of watched fds, each with a caller's tag; a
+ * wakeup is an fd another thread signals to interrupt the wait. */
+enum { OBC_POLL_IN = 1, OBC_POLL_OUT = 2 };
+struct obc__poll_event {
+    uint64_t tag;
+    unsigned events; /* OBC_POLL_IN (also hang-up and errors), OBC_POLL_OUT */
+};
+int obc__poller_create(void); /* fd or -errno */
+int obc__poller_watch(int ep, int fd, unsigned events, uint64_t tag, bool modify);
+int obc__poller_wait(int ep, struct obc__poll_event *out, int max, int timeout_ms); /* n, -errno */
+int obc__wakeup_create(void); /* fd or -errno */
+void obc__wakeup_signal(int fd);
+void obc__wakeup_drain(int fd);
+/* Non-blocking and no Nagle delay: what a streaming transport wants. */
+int obc__sock_make_streaming(int fd);
+/* Bytes moved, 0 when it would block, -EPIPE when the peer closed (recv), else -errno. */
+ssize_t obc__sock_send_some(int fd, const void *buf, size_t nbytes);
+ssize_t obc__sock_recv_some(int fd, void *buf, size_t nbytes);
 /* The IPv4 address of the interface to use: the first up, non-loopback one
  * whose name starts with ifname_prefix ("" = any; "^x" excludes x), or
  * loopback when there is none. */

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_link.c - links (a socket and two rings of slots) and the progress
+ * thread that moves frames between them. See tcp_link.h.
+ *
+ * Ring indexes are free-running uint32 counters: `head` is advanced by the
+ * producer, `tail` by the consumer; slot i % nslots. For the send ring the
+ * rank produces and the thread consumes; for the receive ring the reverse.
+ * Each index sits beside a sleepers count, so an advance calls futex_wake
+ * only when somebody sleeps on it.
+ */
+#include "transport/tcp/tcp_link.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "platform/platform.h"
+
+#define FRAME_MAGIC 0x4f424354u /* "OBCT" */
+#define WAKE_TAG UINT64_MAX
+
+struct frame_hdr {
+    uint32_t magic;
+    uint32_t nbytes;
+    uint64_t stamp;
+};
+
+struct index {
+    _Atomic uint32_t value;
+    _Atomic uint32_t sleepers;
+};
+
+struct ring {
+    unsigned char *mem; /* nslots * slot_bytes */
+    struct frame_hdr *hdrs; /* per slot: its frame's header */
+    struct index head, tail;
+};
+
+struct link {
+    int fd;
+    struct ring send, recv;
+    size_t send_off; /* bytes of the current outgoing frame written */
+    size_t recv_off; /* bytes of the current incoming frame read */
+    struct frame_hdr incoming;
+    bool want_out; /* the socket is full: wait for it to drain */
+    _Atomic bool recv_paused; /* the receive ring is full: no reading until a release */
+    unsigned armed; /* the events the poller watches now */
+    _Atomic int error; /* obc_result_t, 0 while healthy */
+};
+
+struct obc__tcp {
+    int nlinks;
+    uint32_t nslots;
+    size_t slot_bytes;
+    struct link *links;
+    struct obc__err *err;
+    int poller;
+    int wakeup;
+    _Atomic bool stop;
+    bool thread_started;
+    pthread_t thread;
+};
+
+static void advance(struct index *ix)
+{
+    atomic_fetch_add_explicit(&ix->value, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&ix->sleepers, memory_order_seq_cst) != 0) {
+        obc__futex_wake(&ix->value, false);
+    }
+}
+
+static void wait_on(struct obc__wait *w, struct index *ix, uint32_t seen, int peer)
+{
+    w->word = &ix->value;
+    w->sleepers = &ix->sleepers;
+    w->seen = seen;
+    w->peer = peer;
+}
+
+static int ring_alloc(struct ring *r, uint32_t nslots, size_t slot_bytes)
+{
+    r->mem = malloc((size_t)nslots * slot_bytes);
+    r->hdrs = calloc(nslots, sizeof(*r->hdrs));
+    return r->mem != NULL && r->hdrs != NULL ? 0 : -1;
+}
+
+obc_result_t obc__tcp_create(int nlinks, uint32_t nslots, size_t slot_bytes, struct obc__err *err,
+                             struct obc__tcp **out)
+{
+    struct obc__tcp *t = calloc(1, sizeof(*t));
+    *out = NULL;
+    if (t == NULL || nslots < 2 || slot_bytes == 0 || slot_bytes > UINT32_MAX) {
+        free(t);
+        return obc__err_set(err, t ? OBC_ERR_INVALID_ARG : OBC_ERR_NO_MEMORY, "tcp links");
+    }
+    t->nlinks = nlinks;
+    t->nslots = nslots;
+    t->slot_bytes = slot_bytes;
+    t->err = err;
+    t->poller = -1;
+    t->wakeup = -1;
+    t->links = calloc((size_t)nlinks, sizeof(*t->links));
+    bool ok = t->links != NULL;
+    for (int i = 0; ok && i < nlinks; i++) {
+        t->links[i].fd = -1;
+        ok = ring_alloc(&t->links[i].send, nslots, slot_bytes) == 0 &&
+            ring_alloc(&t->links[i].recv, nslots, slot_bytes) == 0;
+    }
+    if (ok) {
+        t->poller = obc__poller_create();
+        t->wakeup = obc__wakeup_create();
+        ok = t->poller >= 0 && t->wakeup >= 0 &&
+            obc__poller_watch(t->poller, t->wakeup, OBC_POLL_IN, WAKE_TAG, false) == 0;
+    }
+    if (!ok) {
+        obc__tcp_destroy(t);
+        return obc__err_set(err, OBC_ERR_NO_MEMORY, "tcp links: %d x 2 rings of %u x %zu bytes",
+                            nlinks, nslots, slot_bytes);
+    }
+    *out = t;
+    return OBC_SUCCESS;
+}
+
+obc_result_t obc__tcp_attach(struct obc__tcp *t, int peer, int fd)
+{
+    int rc = obc__sock_make_streaming(fd);
+    if (rc == 0) {
+        rc = obc__poller_watch(t->poller, fd, OBC_POLL_IN, (uint64_t)peer, false);
+    }
+    if (rc != 0) {
+        return obc__err_set(t->err, OBC_ERR_SYSTEM, "tcp link to peer %d: %s", peer, strerror(-rc));
+    }
+    t->links[peer].fd = fd;
+    t->links[peer].armed = OBC_POLL_IN;
+    return OBC_SUCCESS;
+}
+
+/* The link is dead: remember why, and wake everyone who waits on it. */
+static void fail_link(struct link *l, obc_result_t code)
+{
+    int none = 0;
+    if (atomic_compare_exchange_strong(&l->error, &none, (int)code)) {
+        advance(&l->send.tail);
+        advance(&l->recv.head);
+    }
+}
+
+/* Watch exactly what the link can act on: reading only while the receive
+ * ring has room (else readiness would spin the thread), writing only while
+ * the socket is full. */
+static void arm(struct obc__tcp *t, int peer)
+{
+    struct link *l = &t->links[peer];
+    unsigned want = (atomic_load(&l->recv_paused) ? 0u : (unsigned)OBC_POLL_IN) |
+        (l->want_out ? (unsigned)OBC_POLL_OUT : 0u);
+    if (want != l->armed) {
+        l->armed = want;
+        obc__poller_watch(t->poller, l->fd, want, (uint64_t)peer, true);
+    }
+}
+
+/* Write published send slots to the socket until it would block. */
+static void pump_send(struct obc__tcp *t, int peer)
+{
+    struct link *l = &t->links[peer];
+    for (;;) {
+        uint32_t tail = atomic_load_explicit(&l->send.tail.value, memory_order_relaxed);
+        if (tail == atomic_load_explicit(&l->send.head.value, memory_order_acquire)) {
+            break;
+        }
+        uint32_t k = tail % t->nslots;
+        const struct frame_hdr *h = &l->send.hdrs[k];
+        size_t total = sizeof(*h) + h->nbytes;
+        const void *from = l->send_off < sizeof(*h)
+            ? (const unsigned char *)h + l->send_off
+            : l->send.mem + (size_t)k * t->slot_bytes + (l->send_off - sizeof(*h));
+        size_t len = l->send_off < sizeof(*h) ? sizeof(*h) - l->send_off : total - l->send_off;
+        ssize_t n = obc__sock_send_some(l->fd, from, len);
+        if (n < 0) {
+            fail_link(l, OBC_ERR_PEER_LOST);
+            return;
+        }
+        if (n == 0) {
+            l->want_out = true; /* the socket is full: resume when it drains */
+            return;
+        }
+        l->send_off += (size_t)n;
+        if (l->send_off == total) {
+            l->send_off = 0;
+            advance(&l->send.tail);
+        }
+    }
+    l->want_out = false;
+}
+
+/* Read frames into free receive slots until the socket or the ring runs dry. */
+static void pump_recv(struct obc__tcp *t, int peer)
+{
+    struct link *l = &t->links[peer];
+    for (;;) {
+        uint32_t head = atomic_load_explicit(&l->recv.head.value, memory_order_relaxed);
+        if (head - atomic_load(&l->recv.tail.value) >= t->nslots) {
+            /* Full. Say so, then look again: a release either happened
+             * before our second look, or it sees the flag and wakes us
+             * (both sides use seq_cst, so one of them sees the other). */
+            atomic_store(&l->recv_paused, true);
+            if (head - atomic_load(&l->recv.tail.value) >= t->nslots) {
+                return;
+            }
+        }
+        atomic_store(&l->recv_paused, false);
+        uint32_t k = head % t->nslots;
+        void *to;
+        size_t len;
+        if (l->recv_off < sizeof(l->incoming)) {
+            to = (unsigned char *)&l->incoming + l->recv_off;
+            len = sizeof(l->incoming) - l->recv_off;
+        } else {
+            to = l->recv.mem + (size_t)k * t->slot_bytes + (l->recv_off - sizeof(l->incoming));
+            len = sizeof(l->incoming) + l->incoming.nbytes - l->recv_off;
+        }
+        ssize_t n = len > 0 ? obc__sock_recv_some(l->fd, to, len) : 0;
+        if (n < 0) {
+            fail_link(l, OBC_ERR_PEER_LOST);
+            return;
+        }
+        if (n == 0 && len > 0) {
+            return;
+        }
+        l->recv_off += (size_t)n;
+        if (l->recv_off == sizeof(l->incoming) &&
+            (l->incoming.magic != FRAME_MAGIC || l->incoming.nbytes > t->slot_bytes)) {
+            OBC_WARN("tcp: peer %d sent a malformed frame header (magic %08x, %u bytes); closing",
+                     peer, l->incoming.magic, l->incoming.nbytes);
+            fail_link(l, OBC_ERR_PROTOCOL);
+            return;
+        }
+        if (l->recv_off >= sizeof(l->incoming) &&
+            l->recv_off == sizeof(l->incoming) + l->incoming.nbytes) {
+            l->recv.hdrs[k] = l->incoming;
+            l->recv_off = 0;
+            advance(&l->recv.head);
+        }
+    }
+}
+
+static void pump_link(struct obc__tcp *t, int peer)
+{
+    if (t->links[peer].fd >= 0 && atomic_load(&t->links[peer].error) == 0) {
+        pump_recv(t, peer);
+        pump_send(t, peer);
+        arm(t, peer);
+    }
+}
+
+static void *progress_main(void *arg)
+{
+    struct obc__tcp *t = arg;
+    struct obc__poll_event ev[64];
+    while (!atomic_load(&t->stop)) {
+        int n = obc__poller_wait(t->poller, ev, 64, 100);
+        for (int i = 0; i < n; i++) {
+            if (ev[i].tag == WAKE_TAG) {
+                /* A rank published or released: any link may move now. */
+                obc__wakeup_drain(t->wakeup);
+                for (int p = 0; p < t->nlinks; p++) {
+                    pump_link(t, p);
+                }
+            } else {
+                pump_link(t, (int)ev[i].tag);
+            }
+        }
+    }
+    return NULL;
+}
+
+obc_result_t obc__tcp_start(struct obc__tcp *t)
+{
+    int rc = pthread_create(&t->thread, NULL, progress_main, t);
+    if (rc != 0) {
+        return obc__err_set(t->err, OBC_ERR_SYSTEM, "tcp progress thread: %s", strerror(rc));
+    }
+    t->thread_started = true;
+    return OBC_SUCCESS;
+}
+
+void obc__tcp_destroy(struct obc__tcp *t)
+{
+    if (t == NULL) {
+        return;
+    }
+    if (t->thread_started) {
+        atomic_store(&t->stop, true);
+        obc__wakeup_signal(t->wakeup);
+        pthread_join(t->thread, NULL);
+    }
+    for (int i = 0; t->links != NULL && i < t->nlinks; i++) {
+        struct link *l = &t->links[i];
+        if (l->fd >= 0) {
+            obc__fd_close(l->fd);
+        }
+        free(l->send.mem);
+        free(l->send.hdrs);
+        free(l->recv.mem);
+        free(l->recv.hdrs);
+    }
+    if (t->poller >= 0) {
+        obc__fd_close(t->poller);
+    }
+    if (t->wakeup >= 0) {
+        obc__fd_close(t->wakeup);
+    }
+    free(t->links);
+    free(t);
+}
+
+size_t obc__tcp_slot_bytes(const struct obc__tcp *t)
+{
+    return t->slot_bytes;
+}
+
+void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w)
+{
+    struct link *l = &t->links[peer];
+    uint32_t head = atomic_load_explicit(&l->send.head.value, memory_order_relaxed);
+    uint32_t tail = atomic_load_explicit(&l->send.tail.value, memory_order_acquire);
+    if (atomic_load(&l->error) == 0 && head - tail < t->nslots) {
+        return l->send.mem + (size_t)(head % t->nslots) * t->slot_bytes;
+    }
+    wait_on(w, &l->send.tail, tail, peer);
+    return NULL;
+}
+
+void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp)
+{
+    struct link *l = &t->links[peer];
+    uint32_t head = atomic_load_explicit(&l->send.head.value, memory_order_relaxed);
+    l->send.hdrs[head % t->nslots] = (struct frame_hdr){FRAME_MAGIC, (uint32_t)nbytes, stamp};
+    advance(&l->send.head);
+    obc__wakeup_signal(t->wakeup);
+}
+
+void *obc__tcp_recv_peek(struct obc__tcp *t, int peer, size_t *nbytes, uint64_t *stamp,
+                         struct obc__wait *w)
+{
+    struct link *l = &t->links[peer];
+    uint32_t tail = atomic_load_explicit(&l->recv.tail.value, memory_order_relaxed);
+    uint32_t head = atomic_load_explicit(&l->recv.head.value, memory_order_acquire);
+    if (atomic_load(&l->error) == 0 && head != tail) {
+        uint32_t k = tail % t->nslots;
+        *nbytes = l->recv.hdrs[k].nbytes;
+        *stamp = l->recv.hdrs[k].stamp;
+        return l->recv.mem + (size_t)k * t->slot_bytes;
+    }
+    wait_on(w, &l->recv.head, head, peer);
+    return NULL;
+}
+
+void obc__tcp_recv_release(struct obc__tcp *t, int peer)
+{
+    struct link *l = &t->links[peer];
+    advance(&l->recv.tail);
+    if (atomic_load(&l->recv_paused)) {
+        obc__wakeup_signal(t->wakeup); /* the thread stopped reading: the ring was full */
+    }
+}
+
+obc_result_t obc__tcp_link_error(const struct obc__tcp *t, int peer)
+{
+    return (obc_result_t)atomic_load(&t->links[peer].error);
+}

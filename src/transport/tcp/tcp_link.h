@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_link.h - the TCP side of the p2p interface, private to transport/
+ * (work in progress for issue #4: not yet wired into p2p.c).
+ *
+ * One struct obc__tcp per communicator holds a link per remote peer. Each
+ * link is a connected, non-blocking socket with two rings of slots in this
+ * process's memory: the send ring (the rank fills a slot, publishes it; the
+ * progress thread writes it to the socket as one frame) and the receive
+ * ring (the thread reads each frame straight into a free slot; the rank
+ * peeks and releases it). So the calls have the same shape as the shared
+ * memory channels, and algorithms do not know which one they talk to.
+ *
+ * A frame is a 16-byte header (magic, payload bytes, the op's stamp) and
+ * the payload. A header is validated before anything is read into a slot:
+ * a wrong magic or a payload larger than a slot fails the link with
+ * OBC_ERR_PROTOCOL; nothing a peer sends can make us allocate or write past
+ * a slot. A closed or broken connection fails it with OBC_ERR_PEER_LOST.
+ *
+ * Waits: a call that cannot proceed fills *w with a ring index word that
+ * the progress thread advances (and futex-wakes, private), like the arena's
+ * flags; after a failure the thread bumps every word so that no waiter
+ * sleeps on, and obc__tcp_link_error says why.
+ *
+ * One progress thread per struct obc__tcp drives every socket with epoll;
+ * ranks wake it through an eventfd when they publish or release a slot. No
+ * allocation after create: slots are allocated once.
+ */
+#ifndef OBC_TRANSPORT_TCP_LINK_H
+#define OBC_TRANSPORT_TCP_LINK_H
+
+#include "transport/transport.h"
+
+struct obc__tcp;
+
+/* nlinks links (peer indexes 0..nlinks-1) of nslots slots of slot_bytes. */
+obc_result_t obc__tcp_create(int nlinks, uint32_t nslots, size_t slot_bytes, struct obc__err *err,
+                             struct obc__tcp **out);
+/* Hand link `peer` its connected socket (the tcp object owns it from now). */
+obc_result_t obc__tcp_attach(struct obc__tcp *t, int peer, int fd);
+/* Start the progress thread (after every link is attached). */
+obc_result_t obc__tcp_start(struct obc__tcp *t);
+void obc__tcp_destroy(struct obc__tcp *t);
+
+size_t obc__tcp_slot_bytes(const struct obc__tcp *t);
+void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w);
+void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp);
+void *obc__tcp_recv_peek(struct obc__tcp *t, int peer, size_t *nbytes, uint64_t *stamp,
+                         struct obc__wait *w);
+void obc__tcp_recv_release(struct obc__tcp *t, int peer);
+/* OBC_SUCCESS, or why the link failed (OBC_ERR_PEER_LOST, OBC_ERR_PROTOCOL). */
+obc_result_t obc__tcp_link_error(const struct obc__tcp *t, int peer);
+
+#endif

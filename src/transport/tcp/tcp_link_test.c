@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_link_test.c - TCP links over real loopback sockets, two struct
+ * obc__tcp in one process, each with its own progress thread:
+ *  - 3000 frames of every size from 0 to a whole slot, both directions at
+ *    once, arrive complete, in order, with their stamps, through rings far
+ *    smaller than the traffic (so both rings wrap and fill);
+ *  - a frame header with a wrong magic, and one announcing more than a
+ *    slot, fail the link with OBC_ERR_PROTOCOL and wake the waiter;
+ *  - a peer that goes away fails the link with OBC_ERR_PEER_LOST.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "platform/platform.h"
+#include "transport/tcp/tcp_link.h"
+
+#define SLOT 4096
+#define NSLOTS 4
+#define NFRAMES 3000
+
+/* A connected pair of loopback TCP sockets. */
+static void socket_pair(int *a, int *b)
+{
+    struct obc__sockaddr addr, bound;
+    assert_int_equal(obc__sock_resolve("127.0.0.1", 0, &addr), 0);
+    int lfd = obc__sock_listen(&addr, 4, &bound);
+    assert_true(lfd >= 0);
+    *a = obc__sock_connect(&bound, obc__now_ns() + 5000000000ll);
+    assert_true(*a >= 0);
+    *b = obc__sock_accept(lfd, obc__now_ns() + 5000000000ll);
+    assert_true(*b >= 0);
+    obc__fd_close(lfd);
+}
+
+static struct obc__tcp *one_link(int fd, struct obc__err *err)
+{
+    struct obc__tcp *t = NULL;
+    assert_int_equal(obc__tcp_create(1, NSLOTS, SLOT, err, &t), OBC_SUCCESS);
+    assert_int_equal(obc__tcp_attach(t, 0, fd), OBC_SUCCESS);
+    assert_int_equal(obc__tcp_start(t), OBC_SUCCESS);
+    return t;
+}
+
+static size_t frame_size(int i)
+{
+    return i % 7 == 0 ? SLOT : (size_t)(i * 37) % (SLOT + 1);
+}
+
+static unsigned char frame_byte(int i, size_t k)
+{
+    return (unsigned char)(i * 131 + k * 7 + 1);
+}
+
+struct side {
+    struct obc__tcp *t;
+    int sent, received;
+};
+
+/* One step of sending or receiving; false when neither could move. */
+static bool step(struct side *s, struct obc__wait *w)
+{
+    bool moved = false;
+    if (s->sent < NFRAMES) {
+        unsigned char *slot = obc__tcp_send_acquire(s->t, 0, w);
+        if (slot != NULL) {
+            size_t n = frame_size(s->sent);
+            for (size_t k = 0; k < n; k++) {
+                slot[k] = frame_byte(s->sent, k);
+            }
+            obc__tcp_send_publish(s->t, 0, n, 1000u + (uint64_t)s->sent);
+            s->sent++;
+            moved = true;
+        }
+    }
+    size_t n = 0;
+    uint64_t stamp = 0;
+    const unsigned char *got = obc__tcp_recv_peek(s->t, 0, &n, &stamp, w);
+    if (got != NULL) {
+        assert_int_equal(n, frame_size(s->received));
+        assert_int_equal(stamp, 1000u + (uint64_t)s->received);
+        for (size_t k = 0; k < n; k++) {
+            if (got[k] != frame_byte(s->received, k)) {
+                fail_msg("frame %d byte %zu: %u", s->received, k, got[k]);
+            }
+        }
+        obc__tcp_recv_release(s->t, 0);
+        s->received++;
+        moved = true;
+    }
+    return moved;
+}
+
+static void frames_both_ways(void **state)
+{
+    struct obc__err err;
+    int fa, fb;
+    (void)state;
+    obc__err_init(&err);
+    socket_pair(&fa, &fb);
+    struct side a = {one_link(fa, &err), 0, 0}, b = {one_link(fb, &err), 0, 0};
+    int64_t deadline = obc__now_ns() + 60000000000ll;
+    while (a.received < NFRAMES || b.received < NFRAMES) {
+        struct obc__wait w = {.peer = -1};
+        bool moved = step(&a, &w);
+        moved = step(&b, &w) || moved;
+        if (!moved) { /* sleep on the last word that would move */
+            obc__futex_wait(w.word, w.seen, 1000000, false);
+        }
+        assert_true(obc__now_ns() < deadline);
+    }
+    assert_int_equal(obc__tcp_link_error(a.t, 0), OBC_SUCCESS);
+    assert_int_equal(obc__tcp_link_error(b.t, 0), OBC_SUCCESS);
+    obc__tcp_destroy(a.t);
+    obc__tcp_destroy(b.t);
+    obc__err_fini(&err);
+}
+
+/* Feed raw bytes to a link and wait for it to fail with `expect`. */
+static void raw_bytes_fail(const void *bytes, size_t nbytes, obc_result_t expect)
+{
+    struct obc__err err;
+    int raw, fd;
+    obc__err_init(&err);
+    socket_pair(&raw, &fd);
+    struct obc__tcp *t = one_link(fd, &err);
+    if (nbytes > 0) {
+        assert_int_equal(obc__sock_send_all(raw, bytes, nbytes, obc__now_ns() + 1000000000ll), 0);
+    } else {
+        obc__fd_close(raw);
+    }
+    int64_t deadline = obc__now_ns() + 5000000000ll;
+    for (;;) {
+        struct obc__wait w = {.peer = -1};
+        size_t n;
+        uint64_t stamp;
+        assert_null(obc__tcp_recv_peek(t, 0, &n, &stamp, &w));
+        if (obc__tcp_link_error(t, 0) != OBC_SUCCESS) {
+            break;
+        }
+        obc__futex_wait(w.word, w.seen, 100000000, false);
+        assert_true(obc__now_ns() < deadline);
+    }
+    assert_int_equal(obc__tcp_link_error(t, 0), expect);
+    obc__tcp_destroy(t);
+    if (nbytes > 0) {
+        obc__fd_close(raw);
+    }
+    obc__err_fini(&err);
+}
+
+static void bad_magic(void **state)
+{
+    uint32_t hdr[4] = {0x12345678u, 8, 0, 0};
+    (void)state;
+    raw_bytes_fail(hdr, sizeof(hdr), OBC_ERR_PROTOCOL);
+}
+
+static void oversized_frame(void **state)
+{
+    uint32_t hdr[4] = {0x4f424354u, SLOT + 1, 0, 0};
+    (void)state;
+    raw_bytes_fail(hdr, sizeof(hdr), OBC_ERR_PROTOCOL);
+}
+
+static void peer_gone(void **state)
+{
+    (void)state;
+    raw_bytes_fail(NULL, 0, OBC_ERR_PEER_LOST);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(frames_both_ways),
+        cmocka_unit_test(bad_magic),
+        cmocka_unit_test(oversized_frame),
+        cmocka_unit_test(peer_gone),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
