@@ -81,7 +81,9 @@ struct obc__algo_ctx {
     int rank;
     int nranks;
     int nhosts;
+    const int *host_of; /* [nranks]: host index of every rank (hosts numbered by lowest rank) */
     struct obc__team world, host, leaders;
+    bool arena_has_all; /* every rank shares this host's arena */
     struct obc__err *err;
     struct obc__algo_persist *persist;
     size_t stream_min_bytes; /* from the tuning: when copies use streaming stores */
@@ -133,6 +135,9 @@ const char *obc__coll_name(enum obc__coll coll);
 /* supports() of the shared-memory algorithms: every rank is in the host
  * arena (and teams are small enough for their stack tables). */
 bool obc__algo_on_one_arena(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args);
+/* supports() of the hierarchical algorithms: the ranks of this host share
+ * its arena (always, when there is an arena). */
+bool obc__algo_host_on_arena(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args);
 /* supports() of the p2p algorithms: there is someone to talk to. */
 bool obc__algo_more_than_one(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args);
 
@@ -141,7 +146,8 @@ bool obc__algo_more_than_one(const struct obc__algo_ctx *ctx, const struct obc__
 uint64_t obc__algo_stamp(const struct obc__coll_args *args);
 
 /* The algorithms (each defined in its own file; the registry is in select.c). */
-extern const struct obc__algo obc__bcast_self, obc__bcast_eager, obc__bcast_arena, obc__bcast_cma;
+extern const struct obc__algo obc__bcast_self, obc__bcast_eager, obc__bcast_arena, obc__bcast_cma,
+    obc__bcast_chain, obc__bcast_tree, obc__bcast_hier;
 extern const struct obc__algo obc__barrier_self, obc__barrier_counter, obc__barrier_dissem;
 extern const struct obc__algo obc__allreduce_self, obc__allreduce_shm, obc__allreduce_ring,
     obc__allreduce_recdbl, obc__allreduce_hier;

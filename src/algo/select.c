@@ -15,7 +15,8 @@
 
 static const struct obc__algo *const registry[] = {
     &obc__bcast_self,          &obc__bcast_eager,        &obc__bcast_arena,
-    &obc__bcast_cma,           &obc__barrier_self,       &obc__barrier_counter,
+    &obc__bcast_cma,           &obc__bcast_chain,        &obc__bcast_tree,
+    &obc__bcast_hier,          &obc__barrier_self,       &obc__barrier_counter,
     &obc__barrier_dissem,      &obc__allreduce_self,     &obc__allreduce_shm,
     &obc__allreduce_ring,      &obc__allreduce_recdbl,   &obc__allreduce_hier,
     &obc__reduce_self,         &obc__reduce_shm,         &obc__reduce_ring,
@@ -32,7 +33,13 @@ static const char *const coll_names[OBC_COLL_COUNT] = {
 bool obc__algo_on_one_arena(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     (void)args;
-    return ctx->arena != NULL && ctx->world.n <= 512;
+    return ctx->arena_has_all && ctx->world.n <= 512;
+}
+
+bool obc__algo_host_on_arena(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    (void)args;
+    return ctx->arena != NULL && ctx->host.n <= 512;
 }
 
 bool obc__algo_more_than_one(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
@@ -77,12 +84,13 @@ obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *t
         int coll = eq != NULL ? coll_by_name(tok, (size_t)(eq - tok)) : -1;
         const struct obc__algo *a = coll >= 0 ? algo_by_name(coll, eq + 1) : NULL;
         if (a == NULL) {
-            return obc__err_set(err, OBC_ERR_INVALID_ARG,
-                                "OBC_ALGO entry '%s' is not COLLECTIVE=ALGORITHM with a known "
-                                "name (broadcast: eager, arena, cma; barrier: counter, "
-                                "dissemination; allreduce: shm, ring, recdbl, hier; reduce: shm, "
-                                "ring; allgather, reduce_scatter: shm, ring)",
-                                tok);
+            return obc__err_set(
+                err, OBC_ERR_INVALID_ARG,
+                "OBC_ALGO entry '%s' is not COLLECTIVE=ALGORITHM with a known "
+                "name (broadcast: eager, arena, cma, chain, tree, hier; barrier: counter, "
+                "dissemination; allreduce: shm, ring, recdbl, hier; reduce: shm, "
+                "ring; allgather, reduce_scatter: shm, ring)",
+                tok);
         }
         tuning->forced[coll] = a;
     }
@@ -136,11 +144,24 @@ static void say(char *why, size_t why_bytes, const char *fmt, ...)
     va_end(ap);
 }
 
+/*
+ * Across machines (the ranks do not share one arena) a broadcast relays
+ * chunks between one head per host, then hands them on inside each host
+ * (bcast_relay.c): only one copy of the data crosses each host's link. The
+ * heads form a binomial tree for a message of one chunk (latency:
+ * log2(hosts) hops) and a pipelined chain above (bandwidth: every link
+ * busy, the root sends each byte once).
+ */
 static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
                                                 const struct obc__algo_tuning *tuning,
                                                 const struct obc__coll_args *args, char *why,
                                                 size_t why_bytes)
 {
+    if (!ctx->arena_has_all) {
+        say(why, why_bytes, "%d hosts: host heads relay, then shared memory in each host",
+            ctx->leaders.n);
+        return &obc__bcast_hier;
+    }
     if (args->nbytes <= tuning->eager_max_bytes) {
         say(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes, tuning->eager_max_bytes);
         return &obc__bcast_eager;

@@ -233,6 +233,8 @@ OBC_API obc_result_t obc_comm_destroy(obc_comm_t *comm)
     if (comm == NULL) {
         return OBC_SUCCESS;
     }
+    /* A broken communicator has nothing worth delivering: close at once. */
+    comm->closing_broken = obc__engine_broken(comm->engine) != OBC_SUCCESS;
     obc_result_t res = obc__engine_destroy(comm->engine);
     obc__comm_free(comm);
     return res;

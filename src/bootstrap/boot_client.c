@@ -145,6 +145,11 @@ obc_result_t obc__boot_allgather(struct obc__boot *b, const void *mine, size_t n
     return OBC_SUCCESS;
 }
 
+int obc__boot_local_ip(const struct obc__boot *b, char *out, size_t nbytes)
+{
+    return obc__sock_local_ip(b->fd, out, nbytes);
+}
+
 void obc__boot_close(struct obc__boot *b)
 {
     if (b == NULL) {

@@ -50,6 +50,9 @@ obc_result_t obc__boot_allgather(struct obc__boot *b, const void *mine, size_t n
 
 /* Leave the rendezvous (tells the server this rank is done) and free b. */
 void obc__boot_close(struct obc__boot *b);
+/* The IP address this rank reaches the rendezvous from: by default the
+ * interface other ranks can reach it on. */
+int obc__boot_local_ip(const struct obc__boot *b, char *out, size_t nbytes);
 
 /* The unique-id bytes <-> endpoint. decode returns OBC_ERR_INVALID_ARG for
  * bytes that are not an obc id. */

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * comm.c - creating a communicator: join the rendezvous, learn which ranks
- * share this host (boot id + network namespace, or OBC_HOST_ID), and build
- * the host arena:
+ * share this host (boot id + network namespace, or OBC_HOST_ID), build the
+ * host arena, and connect to the ranks of other hosts:
  *   round 1  every rank: host identity, pid
  *   round 2  the host leader creates the segment: its (random) name
  *   round 3  every rank has attached (or says why not) + a probe address;
  *            the leader unlinks the segment now: a crash later leaves no file
  *   round 4  whether single-copy reads from the next local rank worked
+ *   round 5  (several hosts) every rank's TCP listening address; then every
+ *            pair of ranks on different hosts connects
  * The bootstrap connection is closed at the end: it is setup-time only.
  */
 #include "core/comm.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,10 @@
 #include "platform/platform.h"
 
 #define HOST_ID_BYTES 96
+#define TCP_NSLOTS 4 /* per direction of a link: enough to keep a link busy */
+/* Destroying a communicator lets remote peers receive what it sent last
+ * for at most this long (or OBC_TIMEOUT, when shorter). */
+#define P2P_DRAIN_MAX_NS 10000000000ll
 #define SEG_NAME_BYTES 96
 
 struct round1 {
@@ -36,8 +43,16 @@ struct round3 {
 
 static const uint64_t cma_probe_word = 0x6f62632d636d6121ull;
 
-static obc_result_t host_identity(const struct obc__config *cfg, char *out, struct obc__err *err)
+/* OBC_HOST_ID=rank/K (testing): ranks rank/K share a "host", so several
+ * hosts, and TCP between them, can run on one machine under obcrun. */
+static obc_result_t host_identity(const struct obc__config *cfg, int rank, char *out,
+                                  struct obc__err *err)
 {
+    int per_host = 0;
+    if (sscanf(cfg->host_id, "rank/%d", &per_host) == 1 && per_host > 0) {
+        snprintf(out, HOST_ID_BYTES, "user:rank/%d:%d", per_host, rank / per_host);
+        return OBC_SUCCESS;
+    }
     if (cfg->host_id[0] != '\0') {
         snprintf(out, HOST_ID_BYTES, "user:%.88s", cfg->host_id);
         return OBC_SUCCESS;
@@ -49,23 +64,31 @@ static obc_result_t host_identity(const struct obc__config *cfg, char *out, stru
     return OBC_SUCCESS;
 }
 
-/* From round 1: this rank's place among the ranks of its host. */
-static obc_result_t find_local_ranks(struct obc_comm *c, const struct round1 *all,
-                                     struct obc__arena_peer **peers)
+static bool same_host(const struct round1 *all, int a, int b)
 {
-    const char *mine = all[c->rank].host_id;
+    return strncmp(all[a].host_id, all[b].host_id, HOST_ID_BYTES) == 0;
+}
+
+/* From round 1: the hosts (numbered by their lowest rank), this rank's
+ * place among the ranks of its host, and which ranks are elsewhere. */
+static obc_result_t find_hosts(struct obc_comm *c, const struct round1 *all,
+                               struct obc__arena_peer **peers)
+{
     int nlocal = 0, nhosts = 0;
     *peers = malloc(sizeof(**peers) * (size_t)c->nranks);
-    if (*peers == NULL) {
-        return obc__err_set(&c->err, OBC_ERR_NO_MEMORY, "peer table");
+    c->topo.host_of = calloc((size_t)c->nranks, sizeof(int));
+    c->topo.remote = calloc((size_t)c->nranks, sizeof(bool));
+    if (*peers == NULL || c->topo.host_of == NULL || c->topo.remote == NULL) {
+        return obc__err_set(&c->err, OBC_ERR_NO_MEMORY, "host table");
     }
     for (int r = 0; r < c->nranks; r++) {
-        bool first_of_host = true;
-        for (int q = 0; q < r && first_of_host; q++) {
-            first_of_host = strncmp(all[q].host_id, all[r].host_id, HOST_ID_BYTES) != 0;
+        int first = r;
+        for (int q = 0; q < r && first == r; q++) {
+            first = same_host(all, q, r) ? q : r;
         }
-        nhosts += first_of_host;
-        if (strncmp(all[r].host_id, mine, HOST_ID_BYTES) == 0) {
+        c->topo.host_of[r] = first == r ? nhosts++ : c->topo.host_of[first];
+        c->topo.remote[r] = !same_host(all, r, c->rank);
+        if (!c->topo.remote[r]) {
             if (r == c->rank) {
                 c->topo.local_rank = nlocal;
             }
@@ -74,25 +97,23 @@ static obc_result_t find_local_ranks(struct obc_comm *c, const struct round1 *al
     }
     c->topo.local_nranks = nlocal;
     c->topo.nhosts = nhosts;
-    c->topo.host_of = calloc((size_t)c->nranks, sizeof(int));
-    if (c->topo.host_of == NULL) {
-        return obc__err_set(&c->err, OBC_ERR_NO_MEMORY, "host table");
-    }
-    if (nhosts > 1) {
-        return obc__err_set(&c->err, OBC_ERR_INVALID_ARG,
-                            "the %d ranks span %d hosts, but this build of obc moves data "
-                            "only within a host (shared memory); the TCP transport is issue #4",
-                            c->nranks, nhosts);
-    }
+    c->topo.machines = nhosts;
     return OBC_SUCCESS;
 }
 
-/* Hosts as the algorithms see them. One physical host today (see
- * find_local_ranks); OBC_HOST_SPLIT=K cuts it into hosts of K consecutive
- * ranks so that hierarchical algorithms can be tested on one machine. */
+/* OBC_HOST_SPLIT=K cuts one machine into hosts of K consecutive ranks for
+ * the algorithms (data still moves through its shared memory), so that
+ * hierarchical algorithms can be tested without several machines. */
 static void split_hosts(struct obc_comm *c)
 {
-    int k = c->config.host_split > 0 ? c->config.host_split : c->nranks;
+    int k = c->config.host_split;
+    if (k <= 0) {
+        return;
+    }
+    if (c->topo.machines > 1) {
+        OBC_WARN("OBC_HOST_SPLIT=%d ignored: the ranks already span %d hosts", k, c->topo.machines);
+        return;
+    }
     for (int r = 0; r < c->nranks; r++) {
         c->topo.host_of[r] = r / k;
     }
@@ -123,6 +144,18 @@ static void segment_name(const struct obc__config *cfg, char *out)
              r[2], r[3], r[4], r[5], r[6], r[7]);
 }
 
+#define CHAN_NSLOTS 4
+
+/* A channel's slot on a host of local_nranks: 8 MiB per rank for all its
+ * channels, at most a chunk. */
+static size_t chan_slot_bytes(const struct obc__config *cfg, int local_nranks)
+{
+    size_t per_pair =
+        (8u << 20) / (CHAN_NSLOTS * (size_t)(local_nranks > 1 ? local_nranks - 1 : 1));
+    size_t bytes = per_pair > cfg->chunk_bytes ? cfg->chunk_bytes : per_pair;
+    return (bytes < 4096 ? 4096 : bytes) & ~(size_t)63;
+}
+
 static obc_result_t arena_settings(const struct obc__config *cfg, int local_nranks,
                                    struct obc__arena_geometry *geo, struct obc__wait_policy *policy,
                                    struct obc__err *err)
@@ -142,13 +175,8 @@ static obc_result_t arena_settings(const struct obc__config *cfg, int local_nran
      * 4 slots per ordered pair, smaller as ranks multiply (they cost
      * address space for every pair, memory only for pairs that talk). */
     geo->window_bytes = 8 * cfg->chunk_bytes;
-    geo->chan_nslots = 4;
-    size_t per_pair = (8u << 20) / (4 * (size_t)(local_nranks > 1 ? local_nranks - 1 : 1));
-    geo->chan_slot_bytes = per_pair > cfg->chunk_bytes ? cfg->chunk_bytes : per_pair;
-    if (geo->chan_slot_bytes < 4096) {
-        geo->chan_slot_bytes = 4096;
-    }
-    geo->chan_slot_bytes &= ~(size_t)63;
+    geo->chan_nslots = CHAN_NSLOTS;
+    geo->chan_slot_bytes = chan_slot_bytes(cfg, local_nranks);
     /* Spinning pays only while every rank has a core of its own; when ranks
      * outnumber cores, a waiter yields at once (measured: 8 B at 8 ranks on
      * 2 cores, span 11-14 us with no spin, 16-21 us with 2 us of spin). */
@@ -218,7 +246,7 @@ static obc_result_t probe_cma(struct obc_comm *c, struct obc__boot *boot,
     if (c->topo.local_nranks > 1) {
         int next = (c->topo.local_rank + 1) % c->topo.local_nranks;
         ok = c->config.cma &&
-            obc__arena_probe_cma(c->arena, next,
+            obc__arena_probe_cma(c->arena, peers[next].rank,
                                  (const void *)(uintptr_t)r3[peers[next].rank].probe_addr);
     }
     obc_result_t res = obc__boot_allgather(boot, &ok, sizeof(ok), all, &c->err);
@@ -236,6 +264,80 @@ static obc_result_t probe_cma(struct obc_comm *c, struct obc__boot *boot,
     return res;
 }
 
+/* The address ranks of other hosts reach this one on: OBC_SOCKET_IFNAME's
+ * interface, else the one this rank reached the rendezvous from, never
+ * loopback when the hosts are real (other machines cannot reach it). */
+static obc_result_t tcp_address(struct obc_comm *c, struct obc__boot *boot, char *ip, size_t n)
+{
+    const char *want = c->config.socket_ifname;
+    bool real_hosts = c->config.host_id[0] == '\0';
+    if (want[0] == '\0' && obc__boot_local_ip(boot, ip, n) == 0 &&
+        (strncmp(ip, "127.", 4) != 0 || !real_hosts)) {
+        return OBC_SUCCESS;
+    }
+    obc__sock_pick_ifaddr(want, ip, n);
+    if (strncmp(ip, "127.", 4) == 0 && real_hosts) {
+        return obc__err_set(
+            &c->err, OBC_ERR_SYSTEM, "rank %d: no network interface to reach other hosts (%s%s)",
+            c->rank, want[0] ? "OBC_SOCKET_IFNAME=" : "only loopback is up", want[0] ? want : "");
+    }
+    return OBC_SUCCESS;
+}
+
+/* The usable bytes of a p2p slot, the same for every pair on every rank:
+ * a chunk, or less where a crowded host's channels are smaller. */
+static size_t common_slot_bytes(const struct obc_comm *c)
+{
+    size_t bytes = c->topo.machines > 1 ? c->config.chunk_bytes & ~(size_t)63 : SIZE_MAX;
+    for (int h = 0; h < c->topo.machines; h++) {
+        int n = 0;
+        for (int r = 0; r < c->nranks; r++) {
+            n += c->topo.host_of[r] == h;
+        }
+        size_t chan = chan_slot_bytes(&c->config, n);
+        bytes = chan < bytes ? chan : bytes;
+    }
+    return bytes;
+}
+
+/* Round 5 (every rank, when the ranks span several hosts), then connect. */
+static obc_result_t build_p2p(struct obc_comm *c, struct obc__boot *boot)
+{
+    struct obc__p2p_setup s = {
+        .arena = c->arena,
+        .rank = c->rank,
+        .nranks = c->nranks,
+        .remote = c->topo.remote,
+        .slot_bytes = common_slot_bytes(c),
+        .tcp_nslots = TCP_NSLOTS,
+        .listen_fd = -1,
+        .timeout_ns = obc__config_timeout_ns(c->config.timeout_s),
+    };
+    struct obc__tcp_contact me, *all = NULL;
+    char ip[64];
+    obc_result_t res = OBC_SUCCESS;
+    if (c->topo.machines > 1) {
+        all = calloc((size_t)c->nranks, sizeof(*all));
+        res = all != NULL ? tcp_address(c, boot, ip, sizeof(ip)) : OBC_ERR_NO_MEMORY;
+        if (res == OBC_SUCCESS) {
+            res = obc__tcp_listen(ip, c->nranks, &me, &s.listen_fd, &c->err);
+        }
+        if (res == OBC_SUCCESS) {
+            OBC_INFO(OBC_LOG_INIT, "tcp: listening on %s:%d for %d hosts", me.addr, (int)me.port,
+                     c->topo.machines);
+            res = obc__boot_allgather(boot, &me, sizeof(me), all, &c->err);
+        }
+        s.contacts = all;
+    }
+    if (res == OBC_SUCCESS) {
+        res = obc__p2p_create(&s, &c->err, &c->p2p);
+    } else if (s.listen_fd >= 0) {
+        obc__fd_close(s.listen_fd);
+    }
+    free(all);
+    return res;
+}
+
 static obc_result_t setup(struct obc_comm *c, struct obc__boot *boot)
 {
     obc_result_t res;
@@ -247,13 +349,13 @@ static obc_result_t setup(struct obc_comm *c, struct obc__boot *boot)
     me.pid = (int32_t)getpid();
     res = r1 && names && r3 ? OBC_SUCCESS : OBC_ERR_NO_MEMORY;
     OBC_CHECK_GOTO(res, res, out);
-    OBC_CHECK_GOTO(host_identity(&c->config, me.host_id, &c->err), res, out);
+    OBC_CHECK_GOTO(host_identity(&c->config, c->rank, me.host_id, &c->err), res, out);
     OBC_CHECK_GOTO(obc__boot_allgather(boot, &me, sizeof(me), r1, &c->err), res, out);
-    OBC_CHECK_GOTO(find_local_ranks(c, r1, &peers), res, out);
-    split_hosts(c);
+    OBC_CHECK_GOTO(find_hosts(c, r1, &peers), res, out);
     OBC_CHECK_GOTO(build_arena(c, boot, peers, names, r3), res, out);
     OBC_CHECK_GOTO(probe_cma(c, boot, peers, r3), res, out);
-    OBC_CHECK_GOTO(obc__p2p_create(c->arena, &c->err, &c->p2p), res, out);
+    OBC_CHECK_GOTO(build_p2p(c, boot), res, out);
+    split_hosts(c);
 out:
     free(r1);
     free(names);
@@ -303,9 +405,11 @@ void obc__comm_free(struct obc_comm *comm)
     if (comm == NULL) {
         return;
     }
-    obc__p2p_destroy(comm->p2p);
+    int64_t drain = comm->closing_broken ? 0 : obc__config_timeout_ns(comm->config.timeout_s);
+    obc__p2p_destroy(comm->p2p, drain < 0 || drain > P2P_DRAIN_MAX_NS ? P2P_DRAIN_MAX_NS : drain);
     obc__arena_destroy(comm->arena);
     free(comm->topo.host_of);
+    free(comm->topo.remote);
     obc__err_fini(&comm->err);
     free(comm);
 }

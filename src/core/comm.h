@@ -19,7 +19,9 @@ struct obc__topo {
     int local_rank; /* index among the ranks of this host */
     int local_nranks;
     int nhosts; /* as algorithms see them (OBC_HOST_SPLIT may split a host) */
+    int machines; /* hosts as identified: how many shared-memory domains */
     int *host_of; /* [nranks]: host index of every rank, hosts numbered by lowest rank */
+    bool *remote; /* [nranks]: on another machine, reached over TCP */
 };
 
 struct obc_comm {
@@ -32,6 +34,7 @@ struct obc_comm {
     struct obc__arena *arena;
     struct obc__p2p *p2p;
     struct obc__engine *engine;
+    bool closing_broken; /* destroyed after a failure: do not linger for peers */
 };
 
 /* Join the rendezvous at ep as rank/nranks, find the peers on this host,

@@ -77,6 +77,7 @@ void obc__engine_abort(struct obc__engine *e, obc_result_t code)
     if (e->ctx.arena != NULL) {
         obc__arena_abort(e->ctx.arena, code, e->ctx.rank);
     }
+    obc__p2p_abort(e->ctx.p2p);
 }
 
 static obc_result_t broken_error(struct obc__engine *e, const struct obc__op *op)
@@ -87,6 +88,10 @@ static obc_result_t broken_error(struct obc__engine *e, const struct obc__op *op
                         obc_strerror(obc__engine_broken(e)), e->broken_msg);
 }
 
+/* A remote peer that sent nothing, not even its heartbeats (every 0.5 s),
+ * for this long is named as unreachable in a timeout's message. */
+#define SILENT_NS 1500000000ll
+
 /* The timeout's message names who has not arrived and what they last did;
  * the flight recorder goes to the log or OBC_DEBUG_DUMP. */
 static obc_result_t timeout_error(struct obc__engine *e, const struct obc__op *op,
@@ -96,6 +101,8 @@ static obc_result_t timeout_error(struct obc__engine *e, const struct obc__op *o
     if (w->peer >= 0) {
         snprintf(who, sizeof(who), "; waiting for rank %d", w->peer);
     }
+    size_t used = strlen(who);
+    obc__p2p_describe_silent(e->ctx.p2p, SILENT_NS, who + used, sizeof(who) - used);
     obc__board_describe_laggards(&e->boards, &op->args, who, sizeof(who));
     obc__board_dump(&e->boards, &op->args);
     return obc__err_set(e->ctx.err, OBC_ERR_TIMEOUT,
@@ -123,6 +130,10 @@ static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
             slice = timeout - waited;
         }
         obc_result_t res = obc__arena_wait(e->ctx.arena, w, slice > 0 ? slice : 1);
+        obc_result_t links = obc__p2p_health(e->ctx.p2p);
+        if (links != OBC_SUCCESS) {
+            return links; /* a connection failed: whatever this wait was for */
+        }
         if (res != OBC_ERR_TIMEOUT) {
             return res;
         }
@@ -403,7 +414,7 @@ obc_result_t obc__engine_synchronize(struct obc__engine *e)
 static obc_result_t engine_teams(struct obc__engine *e, const struct obc__engine_params *p)
 {
     int n = p->nranks, mine = p->host_of[p->rank];
-    int *ranks = calloc(3 * (size_t)n, sizeof(int));
+    int *ranks = calloc(4 * (size_t)n, sizeof(int));
     e->ctx.scratch = malloc(ENGINE_SCRATCH_BYTES);
     if (ranks == NULL || e->ctx.scratch == NULL) {
         free(ranks);
@@ -412,6 +423,8 @@ static obc_result_t engine_teams(struct obc__engine *e, const struct obc__engine
     }
     e->ctx.scratch_bytes = ENGINE_SCRATCH_BYTES;
     e->ctx.nhosts = p->nhosts;
+    e->ctx.host_of = ranks + 3 * n;
+    memcpy(ranks + 3 * n, p->host_of, sizeof(int) * (size_t)n);
     e->ctx.world = (struct obc__team){n, p->rank, ranks};
     e->ctx.host = (struct obc__team){0, -1, ranks + n};
     e->ctx.leaders = (struct obc__team){0, -1, ranks + 2 * n};
@@ -451,6 +464,7 @@ obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__
     e->ctx.nranks = p->nranks;
     e->ctx.err = p->err;
     e->ctx.persist = &e->persist;
+    e->ctx.arena_has_all = p->arena_has_all;
     e->ctx.stream_min_bytes = p->tuning.stream_min_bytes;
     e->ctx.recdbl_max_bytes = p->tuning.recdbl_max_bytes;
     e->tuning = p->tuning;

@@ -86,6 +86,10 @@ int obc__sock_send_all(int fd, const void *buf, size_t nbytes, int64_t deadline_
 int obc__sock_recv_all(int fd, void *buf, size_t nbytes,
                        int64_t deadline_ns); /* -ECONNRESET at EOF */
 void obc__sock_format(const struct obc__sockaddr *addr, char *out, size_t nbytes);
+/* Stop both directions now; the fd stays open until closed. */
+void obc__sock_shutdown(int fd);
+/* The IP address (no port) this connected or bound socket uses. */
+int obc__sock_local_ip(int fd, char *out, size_t nbytes);
 /* Close fd after what was sent reached the peer: stop sending, discard
  * what the peer still sends until it closes or max_ns pass, then close.
  * (Closing with unread input resets the connection, which can destroy a
@@ -102,6 +106,8 @@ struct obc__poll_event {
 };
 int obc__poller_create(void); /* fd or -errno */
 int obc__poller_watch(int ep, int fd, unsigned events, uint64_t tag, bool modify);
+/* Stop watching fd (hang-ups are reported whatever the events asked). */
+int obc__poller_forget(int ep, int fd);
 int obc__poller_wait(int ep, struct obc__poll_event *out, int max, int timeout_ms); /* n, -errno */
 int obc__wakeup_create(void); /* fd or -errno */
 void obc__wakeup_signal(int fd);

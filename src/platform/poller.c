@@ -35,6 +35,11 @@ int obc__poller_watch(int ep, int fd, unsigned events, uint64_t tag, bool modify
     return epoll_ctl(ep, modify ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &e) == 0 ? 0 : -errno;
 }
 
+int obc__poller_forget(int ep, int fd)
+{
+    return epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL) == 0 ? 0 : -errno;
+}
+
 int obc__poller_wait(int ep, struct obc__poll_event *out, int max, int timeout_ms)
 {
     struct epoll_event ev[64];

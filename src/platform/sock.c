@@ -110,6 +110,24 @@ int obc__sock_listen(const struct obc__sockaddr *addr, int backlog, struct obc__
     return fd;
 }
 
+void obc__sock_shutdown(int fd)
+{
+    shutdown(fd, SHUT_RDWR);
+}
+
+int obc__sock_local_ip(int fd, char *out, size_t nbytes)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+        return -errno;
+    }
+    const void *ip = ss.ss_family == AF_INET6
+        ? (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr
+        : (const void *)&((struct sockaddr_in *)&ss)->sin_addr;
+    return inet_ntop(ss.ss_family, ip, out, (socklen_t)nbytes) != NULL ? 0 : -errno;
+}
+
 int obc__sock_accept(int lfd, int64_t deadline_ns)
 {
     for (;;) {

@@ -1,58 +1,217 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * p2p.c - the p2p interface's one dispatch point: which transport reaches
- * each peer. Today every peer shares this host, so every call goes to the
- * host arena's channels; the TCP transport (issue #4) adds a per-peer
- * choice here and nothing above changes.
+ * each peer. A peer on this host is reached through the host arena's
+ * channels, a peer on another host through a TCP link (transport/tcp);
+ * algorithms above see the same calls either way.
+ *
+ * Slots hold the same number of usable bytes for every peer and on every
+ * rank (setup->slot_bytes, computed once from the whole layout), so the
+ * two ends of any pair cut a message into the same chunks.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "transport/transport.h"
+#include "core/log.h"
+#include "platform/platform.h"
+#include "transport/tcp/tcp_link.h"
+#include "transport/tcp/tcp_mesh.h"
 
 struct obc__p2p {
     struct obc__arena *arena;
+    struct obc__tcp *tcp; /* NULL when every peer shares this host */
+    int nranks;
+    int *link_of; /* [nranks]: TCP link index, -1 for a peer on this host */
+    int *rank_of_link; /* [nlinks] */
+    char (*addr_of_link)[48]; /* [nlinks]: for messages */
+    int nlinks;
+    size_t slot_bytes;
+    struct obc__err *err;
 };
 
-obc_result_t obc__p2p_create(struct obc__arena *arena, struct obc__err *err, struct obc__p2p **out)
+static obc_result_t connect_links(struct obc__p2p *p, const struct obc__p2p_setup *s)
+{
+    struct obc__tcp_mesh mesh = {s->rank,      s->nranks,     s->remote, s->contacts,
+                                 s->listen_fd, s->timeout_ns, p->err};
+    int *fds = malloc(sizeof(int) * (size_t)s->nranks);
+    obc_result_t res =
+        fds != NULL ? OBC_SUCCESS : obc__err_set(p->err, OBC_ERR_NO_MEMORY, "tcp socket table");
+    if (res == OBC_SUCCESS) {
+        res = obc__tcp_connect_mesh(&mesh, fds);
+    }
+    for (int q = 0; fds != NULL && q < s->nranks; q++) {
+        int l = p->link_of[q];
+        if (fds[q] < 0) {
+            continue;
+        }
+        if (res == OBC_SUCCESS) {
+            res = obc__tcp_attach(p->tcp, l, fds[q]);
+        } else {
+            obc__fd_close(fds[q]);
+        }
+    }
+    free(fds);
+    return res == OBC_SUCCESS ? obc__tcp_start(p->tcp) : res;
+}
+
+static obc_result_t create_links(struct obc__p2p *p, const struct obc__p2p_setup *s)
+{
+    p->rank_of_link = malloc(sizeof(int) * (size_t)s->nranks);
+    p->addr_of_link = malloc(sizeof(*p->addr_of_link) * (size_t)s->nranks);
+    if (p->rank_of_link == NULL || p->addr_of_link == NULL) {
+        return obc__err_set(p->err, OBC_ERR_NO_MEMORY, "p2p link table");
+    }
+    for (int q = 0; q < s->nranks; q++) {
+        p->link_of[q] = -1;
+        if (s->remote[q]) {
+            p->rank_of_link[p->nlinks] = q;
+            memcpy(p->addr_of_link[p->nlinks], s->contacts[q].addr, sizeof(p->addr_of_link[0]));
+            p->addr_of_link[p->nlinks][sizeof(p->addr_of_link[0]) - 1] = '\0';
+            p->link_of[q] = p->nlinks++;
+        }
+    }
+    if (p->nlinks == 0) {
+        return OBC_SUCCESS;
+    }
+    OBC_INFO(OBC_LOG_INIT, "transport tcp: %d remote peers, %u slots of %zu bytes each way",
+             p->nlinks, s->tcp_nslots, s->slot_bytes);
+    obc_result_t res = obc__tcp_create(p->nlinks, s->tcp_nslots, s->slot_bytes, p->err, &p->tcp);
+    return res == OBC_SUCCESS ? connect_links(p, s) : res;
+}
+
+obc_result_t obc__p2p_create(const struct obc__p2p_setup *s, struct obc__err *err,
+                             struct obc__p2p **out)
 {
     struct obc__p2p *p = calloc(1, sizeof(*p));
+    obc_result_t res = OBC_SUCCESS;
     *out = NULL;
-    if (p == NULL) {
-        return obc__err_set(err, OBC_ERR_NO_MEMORY, "p2p table");
+    if (p == NULL || (p->link_of = malloc(sizeof(int) * (size_t)s->nranks)) == NULL) {
+        res = obc__err_set(err, OBC_ERR_NO_MEMORY, "p2p table");
+    } else {
+        p->arena = s->arena;
+        p->nranks = s->nranks;
+        p->slot_bytes = s->slot_bytes;
+        p->err = err;
+        res = create_links(p, s);
     }
-    p->arena = arena;
+    if (s->listen_fd >= 0) {
+        obc__fd_close(s->listen_fd);
+    }
+    if (res != OBC_SUCCESS) {
+        obc__p2p_destroy(p, 0);
+        return res;
+    }
     *out = p;
     return OBC_SUCCESS;
 }
 
-void obc__p2p_destroy(struct obc__p2p *p)
+void obc__p2p_destroy(struct obc__p2p *p, int64_t drain_ns)
 {
+    if (p == NULL) {
+        return;
+    }
+    obc__tcp_destroy(p->tcp, drain_ns);
+    free(p->link_of);
+    free(p->rank_of_link);
+    free(p->addr_of_link);
     free(p);
+}
+
+void obc__p2p_abort(struct obc__p2p *p)
+{
+    if (p != NULL && p->tcp != NULL) {
+        obc__tcp_abort(p->tcp);
+    }
+}
+
+obc_result_t obc__p2p_health(struct obc__p2p *p)
+{
+    for (int l = 0; p->tcp != NULL && l < p->nlinks; l++) {
+        obc_result_t code = obc__tcp_link_error(p->tcp, l);
+        if (code == OBC_SUCCESS) {
+            continue;
+        }
+        char silent[256];
+        obc__p2p_describe_silent(p, 1500000000ll, silent, sizeof(silent));
+        if (code == OBC_ERR_PROTOCOL) {
+            return obc__err_set(p->err, code,
+                                "rank %d (%s) sent data that is not an obc frame; connection "
+                                "closed%s",
+                                p->rank_of_link[l], p->addr_of_link[l], silent);
+        }
+        return obc__err_set(p->err, code,
+                            "rank %d (%s) was lost: its connection closed without a goodbye "
+                            "(the process exited or aborted, or its host went down)%s",
+                            p->rank_of_link[l], p->addr_of_link[l], silent);
+    }
+    return OBC_SUCCESS;
+}
+
+void obc__p2p_describe_silent(const struct obc__p2p *p, int64_t min_ns, char *out, size_t nbytes)
+{
+    int64_t now = obc__now_ns();
+    size_t used = 0;
+    out[0] = '\0';
+    for (int l = 0; p->tcp != NULL && l < p->nlinks && used + 1 < nbytes; l++) {
+        int64_t quiet = obc__tcp_silent_ns(p->tcp, l, now);
+        if (quiet >= min_ns) {
+            int n = snprintf(out + used, nbytes - used, "%s rank %d (%s) for %.1f s",
+                             used == 0 ? "; nothing heard from" : ",", p->rank_of_link[l],
+                             p->addr_of_link[l], (double)quiet / 1e9);
+            used += n > 0 ? (size_t)n : 0;
+        }
+    }
+    if (used > 0 && used + 1 < nbytes) {
+        snprintf(out + used, nbytes - used, " (unreachable?)");
+    }
 }
 
 size_t obc__p2p_slot_bytes(const struct obc__p2p *p, int peer)
 {
     (void)peer;
-    return obc__arena_chan_slot_bytes(p->arena);
+    return p->slot_bytes;
 }
 
 void *obc__p2p_send_acquire(struct obc__p2p *p, int peer, struct obc__wait *w)
 {
-    return obc__arena_chan_acquire(p->arena, peer, w);
+    int l = p->link_of[peer];
+    if (l < 0) {
+        return obc__arena_chan_acquire(p->arena, peer, w);
+    }
+    void *slot = obc__tcp_send_acquire(p->tcp, l, w);
+    w->peer = peer;
+    return slot;
 }
 
 void obc__p2p_send_publish(struct obc__p2p *p, int peer, size_t nbytes, uint64_t stamp)
 {
-    obc__arena_chan_publish(p->arena, peer, nbytes, stamp);
+    int l = p->link_of[peer];
+    if (l < 0) {
+        obc__arena_chan_publish(p->arena, peer, nbytes, stamp);
+    } else {
+        obc__tcp_send_publish(p->tcp, l, nbytes, stamp);
+    }
 }
 
 void *obc__p2p_recv_peek(struct obc__p2p *p, int peer, size_t *nbytes, uint64_t *stamp,
                          struct obc__wait *w)
 {
-    return obc__arena_chan_peek(p->arena, peer, nbytes, stamp, w);
+    int l = p->link_of[peer];
+    if (l < 0) {
+        return obc__arena_chan_peek(p->arena, peer, nbytes, stamp, w);
+    }
+    void *slot = obc__tcp_recv_peek(p->tcp, l, nbytes, stamp, w);
+    w->peer = peer;
+    return slot;
 }
 
 void obc__p2p_recv_release(struct obc__p2p *p, int peer)
 {
-    obc__arena_chan_release(p->arena, peer);
+    int l = p->link_of[peer];
+    if (l < 0) {
+        obc__arena_chan_release(p->arena, peer);
+    } else {
+        obc__tcp_recv_release(p->tcp, l);
+    }
 }

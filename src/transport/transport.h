@@ -11,7 +11,8 @@
  *    ranks), the interface through which TCP joins between hosts; see
  *    obc__p2p_* below and docs/ARCHITECTURE.md.
  * Transports know nothing of collectives: no dtypes, no ops, no
- * communicator; ranks are indexes into their own peer list. They never
+ * communicator; ranks are communicator ranks (the arena maps those of its
+ * host to its own local indexes). They never
  * block: an operation that cannot proceed fills a struct obc__wait, and the
  * caller sleeps in obc__arena_wait until that word changes.
  */
@@ -34,6 +35,8 @@ struct obc__wait {
     _Atomic uint32_t *sleepers; /* incremented while someone sleeps on word */
     uint32_t seen;
     int peer;
+    bool sleep_now; /* the word moves when a socket delivers: spinning would
+                     * only take the CPU from the thread that reads it */
 };
 
 /* ------------------------------------------------------------------ arena */
@@ -190,15 +193,55 @@ void obc__arena_abort(struct obc__arena *a, obc_result_t code, int culprit_rank)
  *   recv_release  the slot is consumed; its memory may be reused.
  * Until it releases a slot, the receiver may also write into it (a
  * reduction finishes in place there before copying out).
- * Within a host a slot is memory of the host arena (channels above); the
- * TCP transport (issue #4) implements the same calls with its socket
- * staging buffers, driven by epoll. Never blocking: a call that cannot
- * proceed fills *w, as the arena's calls do.
+ * Within a host a slot is memory of the host arena (channels above); to
+ * another host it is a staging slot of the TCP transport (transport/tcp),
+ * whose progress thread moves it through a socket, driven by epoll. Never
+ * blocking: a call that cannot proceed fills *w, as the arena's calls do,
+ * and the caller sleeps in obc__arena_wait; a failed connection wakes its
+ * waiters, and obc__p2p_health then says why.
  */
 struct obc__p2p;
 
-obc_result_t obc__p2p_create(struct obc__arena *arena, struct obc__err *err, struct obc__p2p **out);
-void obc__p2p_destroy(struct obc__p2p *p);
+/* What a rank publishes (through the bootstrap) so that ranks on other
+ * hosts can connect to it. Sent as bytes: fixed layout, no padding. */
+struct obc__tcp_contact {
+    char addr[48]; /* numeric IP address */
+    int32_t port;
+    uint32_t reserved;
+    uint64_t cookie; /* random: a connection must present it (no stray or stale peers) */
+};
+
+/* Listen on ip (any free port) for peers of other hosts; fills *me and
+ * *lfd. The listener is handed to obc__p2p_create, which closes it. */
+obc_result_t obc__tcp_listen(const char *ip, int nranks, struct obc__tcp_contact *me, int *lfd,
+                             struct obc__err *err);
+
+struct obc__p2p_setup {
+    struct obc__arena *arena; /* the ranks of this host */
+    int rank, nranks;
+    const bool *remote; /* [nranks]: true for ranks on other hosts (TCP) */
+    size_t slot_bytes; /* usable bytes per slot, the same on every rank and peer */
+    uint32_t tcp_nslots; /* slots per direction of a TCP link */
+    int listen_fd; /* -1 when no rank is remote */
+    const struct obc__tcp_contact *contacts; /* [nranks], when some are remote */
+    int64_t timeout_ns; /* to connect every pair */
+};
+
+/* Connect every pair of ranks on different hosts (lower rank connects),
+ * start the TCP progress thread. */
+obc_result_t obc__p2p_create(const struct obc__p2p_setup *setup, struct obc__err *err,
+                             struct obc__p2p **out);
+/* Flush what was sent and say goodbye to remote peers (at most drain_ns). */
+void obc__p2p_destroy(struct obc__p2p *p, int64_t drain_ns);
+/* Break every connection now (obc_comm_abort): remote peers see it at once. */
+void obc__p2p_abort(struct obc__p2p *p);
+/* OBC_SUCCESS, or the error of a failed connection, with a message naming
+ * the rank (peer lost, malformed data). Cheap: called between waits. */
+obc_result_t obc__p2p_health(struct obc__p2p *p);
+/* Remote peers that sent nothing (not even a heartbeat) for at least
+ * min_ns, as "; nothing heard from rank 4 (10.77.0.3) for 6.1 s, ...", or
+ * "" when none: for error messages. */
+void obc__p2p_describe_silent(const struct obc__p2p *p, int64_t min_ns, char *out, size_t nbytes);
 size_t obc__p2p_slot_bytes(const struct obc__p2p *p, int peer);
 void *obc__p2p_send_acquire(struct obc__p2p *p, int peer, struct obc__wait *w);
 void obc__p2p_send_publish(struct obc__p2p *p, int peer, size_t nbytes, uint64_t stamp);

@@ -46,7 +46,7 @@ static void start_stage(struct hier_state *s);
 
 static bool hier_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    return ctx->nranks > 1 && obc__algo_on_one_arena(ctx, args) && ctx->scratch_bytes >= 4096;
+    return ctx->nranks > 1 && obc__algo_host_on_arena(ctx, args) && ctx->scratch_bytes >= 4096;
 }
 
 static void hier_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)

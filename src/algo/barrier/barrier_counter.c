@@ -21,7 +21,7 @@ _Static_assert(sizeof(struct barrier_state) <= OBC_ALGO_STATE_BYTES, "state must
 static bool counter_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     (void)args;
-    return ctx->arena != NULL;
+    return ctx->arena_has_all;
 }
 
 static void counter_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)

@@ -150,11 +150,11 @@ static obc_result_t ring_step(void *state, struct obc__wait *w)
     return s->is_root ? root_step(s, w) : reader_step(s, w);
 }
 
-static bool always(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+/* Every rank reads the root's slots: they must all share its arena. */
+static bool one_arena(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    (void)ctx;
     (void)args;
-    return true;
+    return ctx->arena_has_all;
 }
 
 static void eager_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
@@ -167,7 +167,7 @@ static void arena_init(void *state, struct obc__algo_ctx *ctx, const struct obc_
     ring_init(state, ctx, args, OBC_RING_STAGE);
 }
 
-const struct obc__algo obc__bcast_eager = {OBC_COLL_BROADCAST, "eager", always, eager_init,
+const struct obc__algo obc__bcast_eager = {OBC_COLL_BROADCAST, "eager", one_arena, eager_init,
                                            ring_step};
-const struct obc__algo obc__bcast_arena = {OBC_COLL_BROADCAST, "arena", always, arena_init,
+const struct obc__algo obc__bcast_arena = {OBC_COLL_BROADCAST, "arena", one_arena, arena_init,
                                            ring_step};

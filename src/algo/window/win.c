@@ -64,8 +64,10 @@ obc_result_t win_check(const struct obc__algo_ctx *ctx, const struct obc__coll_a
 bool win_slot_free(const struct obc__algo_ctx *ctx, uint32_t g, struct obc__wait *w)
 {
     uint32_t target = g + 1 - WIN_DEPTH; /* wraps below 0: reached from the start */
-    for (int q = 0; q < ctx->nranks; q++) {
-        if (!obc__arena_flag_reached(ctx->arena, q, WIN_DONE, target, w)) {
+    /* Whoever shares the arena may read this slot. */
+    const struct obc__team *readers = ctx->arena_has_all ? &ctx->world : &ctx->host;
+    for (int i = 0; i < readers->n; i++) {
+        if (!obc__arena_flag_reached(ctx->arena, readers->ranks[i], WIN_DONE, target, w)) {
             return false;
         }
     }

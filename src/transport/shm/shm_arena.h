@@ -107,6 +107,8 @@ struct obc__arena {
     uint64_t *chan_send_pos; /* next position to send to each peer */
     uint64_t *chan_recv_pos; /* next position to receive from each peer */
     struct obc__arena_peer *peers;
+    int *local_of; /* [local_of_n]: communicator rank -> local index, -1 elsewhere */
+    int local_of_n;
     int *pidfds;
     int64_t next_health_ns; /* when the pidfds are polled next */
 };
@@ -114,6 +116,13 @@ struct obc__arena {
 /* Set *flag's value and wake sleepers, if any (shm_wait.c). */
 void obc__shm_flag_store(struct shm_flag *f, uint32_t value);
 uint32_t obc__shm_flag_add(struct shm_flag *f, uint32_t delta);
+
+/* Callers name ranks by their communicator rank; the segment is laid out
+ * by local index. */
+static inline int shm_local(const struct obc__arena *a, int rank)
+{
+    return a->local_of[rank];
+}
 
 static inline void shm_wait_on(struct obc__wait *w, struct shm_flag *f, uint32_t seen, int peer)
 {

@@ -35,21 +35,23 @@ size_t obc__arena_chan_slot_bytes(const struct obc__arena *a)
     return (size_t)a->hdr->chan_slot_bytes;
 }
 
-void *obc__arena_chan_acquire(struct obc__arena *a, int to, struct obc__wait *w)
+void *obc__arena_chan_acquire(struct obc__arena *a, int to_rank, struct obc__wait *w)
 {
+    int to = shm_local(a, to_rank);
     uint64_t pos = a->chan_send_pos[to];
     struct shm_slot *s = chan_slot(a, a->rank, to, pos);
     uint32_t need = (uint32_t)(pos / a->hdr->chan_nslots);
     uint32_t now = atomic_load_explicit(&s->released.value, memory_order_acquire);
     if (now != need) {
-        shm_wait_on(w, &s->released, now, to);
+        shm_wait_on(w, &s->released, now, to_rank);
         return NULL;
     }
     return chan_payload(a, a->rank, to, pos);
 }
 
-void obc__arena_chan_publish(struct obc__arena *a, int to, size_t nbytes, uint64_t stamp)
+void obc__arena_chan_publish(struct obc__arena *a, int to_rank, size_t nbytes, uint64_t stamp)
 {
+    int to = shm_local(a, to_rank);
     uint64_t pos = a->chan_send_pos[to]++;
     struct shm_slot *s = chan_slot(a, a->rank, to, pos);
     s->nbytes = nbytes;
@@ -57,14 +59,15 @@ void obc__arena_chan_publish(struct obc__arena *a, int to, size_t nbytes, uint64
     obc__shm_flag_store(&s->filled, (uint32_t)(pos + 1));
 }
 
-void *obc__arena_chan_peek(struct obc__arena *a, int from, size_t *nbytes, uint64_t *stamp,
+void *obc__arena_chan_peek(struct obc__arena *a, int from_rank, size_t *nbytes, uint64_t *stamp,
                            struct obc__wait *w)
 {
+    int from = shm_local(a, from_rank);
     uint64_t pos = a->chan_recv_pos[from];
     struct shm_slot *s = chan_slot(a, from, a->rank, pos);
     uint32_t now = atomic_load_explicit(&s->filled.value, memory_order_acquire);
     if (now != (uint32_t)(pos + 1)) {
-        shm_wait_on(w, &s->filled, now, from);
+        shm_wait_on(w, &s->filled, now, from_rank);
         return NULL;
     }
     *nbytes = (size_t)s->nbytes;
@@ -72,8 +75,9 @@ void *obc__arena_chan_peek(struct obc__arena *a, int from, size_t *nbytes, uint6
     return chan_payload(a, from, a->rank, pos);
 }
 
-void obc__arena_chan_release(struct obc__arena *a, int from)
+void obc__arena_chan_release(struct obc__arena *a, int from_rank)
 {
+    int from = shm_local(a, from_rank);
     uint64_t pos = a->chan_recv_pos[from]++;
     obc__shm_flag_add(&chan_slot(a, from, a->rank, pos)->released, 1);
 }

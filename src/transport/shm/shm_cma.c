@@ -12,8 +12,9 @@
 #include "platform/platform.h"
 #include "transport/shm/shm_arena.h"
 
-bool obc__arena_probe_cma(struct obc__arena *a, int peer, const void *remote_addr)
+bool obc__arena_probe_cma(struct obc__arena *a, int rank, const void *remote_addr)
 {
+    int peer = shm_local(a, rank);
     uint64_t word = 0;
     int rc = obc__vm_read(a->peers[peer].pid, &word, remote_addr, sizeof(word));
     if (rc != 0) {
@@ -53,16 +54,18 @@ static obc_result_t cma_failed(struct obc__arena *a, int peer, const char *what,
                         a->peers[peer].rank, (int)a->peers[peer].pid, strerror(-rc));
 }
 
-obc_result_t obc__arena_peer_read(struct obc__arena *a, int peer, void *dst, const void *src,
+obc_result_t obc__arena_peer_read(struct obc__arena *a, int rank, void *dst, const void *src,
                                   size_t nbytes)
 {
+    int peer = shm_local(a, rank);
     int rc = obc__vm_read(a->peers[peer].pid, dst, src, nbytes);
     return rc == 0 ? OBC_SUCCESS : cma_failed(a, peer, "process_vm_readv from", rc);
 }
 
-obc_result_t obc__arena_peer_write(struct obc__arena *a, int peer, const void *src, void *dst,
+obc_result_t obc__arena_peer_write(struct obc__arena *a, int rank, const void *src, void *dst,
                                    size_t nbytes)
 {
+    int peer = shm_local(a, rank);
     int rc = obc__vm_write(a->peers[peer].pid, src, dst, nbytes);
     return rc == 0 ? OBC_SUCCESS : cma_failed(a, peer, "process_vm_writev to", rc);
 }

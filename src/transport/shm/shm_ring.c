@@ -105,7 +105,7 @@ void obc__arena_mailbox_post(struct obc__arena *a, uint32_t seq, const void *msg
 bool obc__arena_mailbox_read(struct obc__arena *a, int peer, uint32_t seq, void *msg, size_t nbytes,
                              struct obc__wait *w)
 {
-    struct shm_mailbox *m = &a->mailboxes[peer];
+    struct shm_mailbox *m = &a->mailboxes[shm_local(a, peer)];
     uint32_t now = atomic_load_explicit(&m->seq.value, memory_order_acquire);
     if (now != seq) {
         shm_wait_on(w, &m->seq, now, peer);

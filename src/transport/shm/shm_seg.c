@@ -107,7 +107,17 @@ static obc_result_t wire_up(struct obc__arena *a, const struct obc__arena_peer *
         a->chan_recv_pos == NULL) {
         return obc__err_set(a->err, OBC_ERR_NO_MEMORY, "arena peer table");
     }
+    a->local_of_n = 0;
     for (int r = 0; r < a->nranks; r++) {
+        a->local_of_n = peers[r].rank >= a->local_of_n ? peers[r].rank + 1 : a->local_of_n;
+    }
+    a->local_of = malloc(sizeof(int) * (size_t)a->local_of_n);
+    if (a->local_of == NULL) {
+        return obc__err_set(a->err, OBC_ERR_NO_MEMORY, "arena rank table");
+    }
+    memset(a->local_of, 0xff, sizeof(int) * (size_t)a->local_of_n);
+    for (int r = 0; r < a->nranks; r++) {
+        a->local_of[peers[r].rank] = r;
         a->peers[r] = peers[r];
         /* Without pidfds (old kernels) peers' death is found by timeouts. */
         a->pidfds[r] = r == a->rank ? -1 : obc__pidfd_open(peers[r].pid);
@@ -219,6 +229,7 @@ void obc__arena_destroy(struct obc__arena *a)
     }
     obc__shm_detach(a->hdr, a->nbytes);
     free(a->peers);
+    free(a->local_of);
     free(a->pidfds);
     free(a->chan_send_pos);
     free(a->chan_recv_pos);

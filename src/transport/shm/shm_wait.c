@@ -134,6 +134,9 @@ static obc_result_t sleep_phase(struct obc__arena *a, const struct obc__wait *w,
 obc_result_t obc__arena_wait(struct obc__arena *a, const struct obc__wait *w, int64_t timeout_ns)
 {
     int64_t start = obc__now_ns(), now = start;
+    if (w->sleep_now) {
+        return changed(w) ? OBC_SUCCESS : sleep_phase(a, w, start, timeout_ns);
+    }
     for (unsigned i = 1;; i++) {
         if (changed(w)) {
             return OBC_SUCCESS;

@@ -12,7 +12,7 @@
 
 unsigned char *obc__arena_window(struct obc__arena *a, int owner)
 {
-    return a->windows + (size_t)owner * a->hdr->window_bytes;
+    return a->windows + (size_t)shm_local(a, owner) * a->hdr->window_bytes;
 }
 
 size_t obc__arena_window_bytes(const struct obc__arena *a)
@@ -22,12 +22,12 @@ size_t obc__arena_window_bytes(const struct obc__arena *a)
 
 static struct shm_flag *flag_of(struct obc__arena *a, int owner, int idx)
 {
-    return &a->win_flags[owner * OBC_WIN_FLAGS + idx].value;
+    return &a->win_flags[shm_local(a, owner) * OBC_WIN_FLAGS + idx].value;
 }
 
 void obc__arena_flag_store(struct obc__arena *a, int idx, uint32_t value)
 {
-    obc__shm_flag_store(flag_of(a, a->rank, idx), value);
+    obc__shm_flag_store(&a->win_flags[a->rank * OBC_WIN_FLAGS + idx].value, value);
 }
 
 /* Has owner's flag f reached target (mod 2^32)? If not, *w waits on it. */
@@ -51,22 +51,22 @@ bool obc__arena_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t 
  * flags), small, and outside every algorithm's data path. */
 unsigned char *obc__arena_board(struct obc__arena *a, int owner)
 {
-    return a->boards + (size_t)owner * OBC_BOARD_BYTES;
+    return a->boards + (size_t)shm_local(a, owner) * OBC_BOARD_BYTES;
 }
 
-pid_t obc__arena_peer_pid(const struct obc__arena *a, int local)
+pid_t obc__arena_peer_pid(const struct obc__arena *a, int rank)
 {
-    return a->peers[local].pid;
+    return a->peers[shm_local(a, rank)].pid;
 }
 
 static struct shm_flag *board_flag_of(struct obc__arena *a, int owner, int idx)
 {
-    return &a->board_flags[owner * OBC_BOARD_FLAGS + idx].value;
+    return &a->board_flags[shm_local(a, owner) * OBC_BOARD_FLAGS + idx].value;
 }
 
 void obc__arena_board_flag_store(struct obc__arena *a, int idx, uint32_t value)
 {
-    obc__shm_flag_store(board_flag_of(a, a->rank, idx), value);
+    obc__shm_flag_store(&a->board_flags[a->rank * OBC_BOARD_FLAGS + idx].value, value);
 }
 
 bool obc__arena_board_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,

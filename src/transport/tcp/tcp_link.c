@@ -8,6 +8,12 @@
  * rank produces and the thread consumes; for the receive ring the reverse.
  * Each index sits beside a sleepers count, so an advance calls futex_wake
  * only when somebody sleeps on it.
+ *
+ * Besides data frames the thread sends two control frames of a header
+ * only: a heartbeat on a link that sent nothing for BEAT_NS (so a peer can
+ * tell a silent host from a busy one), and a goodbye when the communicator
+ * is destroyed (so the connection's close that follows is a departure,
+ * not a lost peer).
  */
 #include "transport/tcp/tcp_link.h"
 
@@ -19,8 +25,11 @@
 #include "core/log.h"
 #include "platform/platform.h"
 
-#define FRAME_MAGIC 0x4f424354u /* "OBCT" */
+#define FRAME_DATA 0x4f424354u /* "OBCT" */
+#define FRAME_BEAT 0x4f424342u /* "OBCB": heartbeat, no payload */
+#define FRAME_BYE 0x4f424358u /* "OBCX": the sender is leaving, no payload */
 #define WAKE_TAG UINT64_MAX
+#define BEAT_NS 500000000ll /* a link idle this long sends a heartbeat */
 
 struct frame_hdr {
     uint32_t magic;
@@ -45,9 +54,17 @@ struct link {
     size_t send_off; /* bytes of the current outgoing frame written */
     size_t recv_off; /* bytes of the current incoming frame read */
     struct frame_hdr incoming;
+    struct frame_hdr ctl; /* a control frame to send between data frames */
+    size_t ctl_off;
+    bool ctl_pending;
+    bool bye_queued;
     bool want_out; /* the socket is full: wait for it to drain */
     _Atomic bool recv_paused; /* the receive ring is full: no reading until a release */
-    unsigned armed; /* the events the poller watches now */
+    unsigned armed; /* the events the poller watches now (0: not watched) */
+    int64_t last_tx_ns;
+    _Atomic int64_t last_rx_ns; /* when the peer was last heard (any bytes) */
+    _Atomic bool departed; /* the peer said goodbye */
+    _Atomic bool done; /* closing: the goodbye is out, or the link is dead */
     _Atomic int error; /* obc_result_t, 0 while healthy */
 };
 
@@ -60,15 +77,19 @@ struct obc__tcp {
     int poller;
     int wakeup;
     _Atomic bool stop;
+    _Atomic bool closing;
     bool thread_started;
     pthread_t thread;
 };
 
+/* Waiters sleep on these words through obc__arena_wait, which uses shared
+ * futexes (its other words live in a shared segment); the wake must use
+ * the same kind to reach them. */
 static void advance(struct index *ix)
 {
     atomic_fetch_add_explicit(&ix->value, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&ix->sleepers, memory_order_seq_cst) != 0) {
-        obc__futex_wake(&ix->value, false);
+        obc__futex_wake(&ix->value, true);
     }
 }
 
@@ -78,6 +99,7 @@ static void wait_on(struct obc__wait *w, struct index *ix, uint32_t seen, int pe
     w->sleepers = &ix->sleepers;
     w->seen = seen;
     w->peer = peer;
+    w->sleep_now = true;
 }
 
 static int ring_alloc(struct ring *r, uint32_t nslots, size_t slot_bytes)
@@ -116,7 +138,7 @@ obc_result_t obc__tcp_create(int nlinks, uint32_t nslots, size_t slot_bytes, str
             obc__poller_watch(t->poller, t->wakeup, OBC_POLL_IN, WAKE_TAG, false) == 0;
     }
     if (!ok) {
-        obc__tcp_destroy(t);
+        obc__tcp_destroy(t, 0);
         return obc__err_set(err, OBC_ERR_NO_MEMORY, "tcp links: %d x 2 rings of %u x %zu bytes",
                             nlinks, nslots, slot_bytes);
     }
@@ -135,6 +157,8 @@ obc_result_t obc__tcp_attach(struct obc__tcp *t, int peer, int fd)
     }
     t->links[peer].fd = fd;
     t->links[peer].armed = OBC_POLL_IN;
+    t->links[peer].last_tx_ns = obc__now_ns();
+    atomic_store(&t->links[peer].last_rx_ns, t->links[peer].last_tx_ns);
     return OBC_SUCCESS;
 }
 
@@ -149,17 +173,49 @@ static void fail_link(struct link *l, obc_result_t code)
 }
 
 /* Watch exactly what the link can act on: reading only while the receive
- * ring has room (else readiness would spin the thread), writing only while
- * the socket is full. */
+ * ring has room and the peer has not said goodbye (else readiness, or a
+ * hang-up, would spin the thread), writing only while the socket is full. */
 static void arm(struct obc__tcp *t, int peer)
 {
     struct link *l = &t->links[peer];
-    unsigned want = (atomic_load(&l->recv_paused) ? 0u : (unsigned)OBC_POLL_IN) |
-        (l->want_out ? (unsigned)OBC_POLL_OUT : 0u);
-    if (want != l->armed) {
-        l->armed = want;
-        obc__poller_watch(t->poller, l->fd, want, (uint64_t)peer, true);
+    bool can_read = !atomic_load(&l->recv_paused) && !atomic_load(&l->departed);
+    unsigned want =
+        (can_read ? (unsigned)OBC_POLL_IN : 0u) | (l->want_out ? (unsigned)OBC_POLL_OUT : 0u);
+    if (want == l->armed) {
+        return;
     }
+    if (want == 0) {
+        obc__poller_forget(t->poller, l->fd);
+    } else {
+        obc__poller_watch(t->poller, l->fd, want, (uint64_t)peer, l->armed != 0);
+    }
+    l->armed = want;
+}
+
+static void queue_control(struct link *l, uint32_t magic)
+{
+    l->ctl = (struct frame_hdr){magic, 0, 0};
+    l->ctl_off = 0;
+    l->ctl_pending = true;
+}
+
+/* The pending control frame, between data frames: true when it is out. */
+static bool send_control(struct link *l)
+{
+    ssize_t n = obc__sock_send_some(l->fd, (unsigned char *)&l->ctl + l->ctl_off,
+                                    sizeof(l->ctl) - l->ctl_off);
+    if (n < 0) {
+        fail_link(l, OBC_ERR_PEER_LOST);
+        return false;
+    }
+    l->ctl_off += (size_t)n;
+    if (l->ctl_off < sizeof(l->ctl)) {
+        l->want_out = true;
+        return false;
+    }
+    l->ctl_pending = false;
+    l->last_tx_ns = obc__now_ns();
+    return true;
 }
 
 /* Write published send slots to the socket until it would block. */
@@ -167,6 +223,9 @@ static void pump_send(struct obc__tcp *t, int peer)
 {
     struct link *l = &t->links[peer];
     for (;;) {
+        if (l->send_off == 0 && l->ctl_pending && !send_control(l)) {
+            return;
+        }
         uint32_t tail = atomic_load_explicit(&l->send.tail.value, memory_order_relaxed);
         if (tail == atomic_load_explicit(&l->send.head.value, memory_order_acquire)) {
             break;
@@ -188,6 +247,7 @@ static void pump_send(struct obc__tcp *t, int peer)
             return;
         }
         l->send_off += (size_t)n;
+        l->last_tx_ns = obc__now_ns();
         if (l->send_off == total) {
             l->send_off = 0;
             advance(&l->send.tail);
@@ -230,9 +290,21 @@ static void pump_recv(struct obc__tcp *t, int peer)
         if (n == 0 && len > 0) {
             return;
         }
+        if (n > 0) {
+            atomic_store_explicit(&l->last_rx_ns, obc__now_ns(), memory_order_relaxed);
+        }
         l->recv_off += (size_t)n;
+        if (l->recv_off == sizeof(l->incoming) && l->incoming.nbytes == 0 &&
+            (l->incoming.magic == FRAME_BEAT || l->incoming.magic == FRAME_BYE)) {
+            l->recv_off = 0;
+            if (l->incoming.magic == FRAME_BYE) {
+                atomic_store(&l->departed, true); /* its close that follows is no loss */
+                return;
+            }
+            continue;
+        }
         if (l->recv_off == sizeof(l->incoming) &&
-            (l->incoming.magic != FRAME_MAGIC || l->incoming.nbytes > t->slot_bytes)) {
+            (l->incoming.magic != FRAME_DATA || l->incoming.nbytes > t->slot_bytes)) {
             OBC_WARN("tcp: peer %d sent a malformed frame header (magic %08x, %u bytes); closing",
                      peer, l->incoming.magic, l->incoming.nbytes);
             fail_link(l, OBC_ERR_PROTOCOL);
@@ -247,12 +319,44 @@ static void pump_recv(struct obc__tcp *t, int peer)
     }
 }
 
+static bool send_ring_empty(struct link *l)
+{
+    return l->send_off == 0 && atomic_load(&l->send.tail.value) == atomic_load(&l->send.head.value);
+}
+
+/* Housekeeping on a link whatever its socket says: a heartbeat when it was
+ * idle too long; when closing, the goodbye once its data is out. */
+static void tend(struct obc__tcp *t, int peer, int64_t now)
+{
+    struct link *l = &t->links[peer];
+    if (l->fd < 0 || atomic_load(&l->error) != 0) {
+        atomic_store(&l->done, true);
+        return;
+    }
+    bool idle = send_ring_empty(l) && !l->ctl_pending;
+    if (idle && atomic_load(&t->closing) && !l->bye_queued) {
+        queue_control(l, FRAME_BYE);
+        l->bye_queued = true;
+    } else if (idle && !l->bye_queued && now - l->last_tx_ns >= BEAT_NS) {
+        queue_control(l, FRAME_BEAT);
+    }
+}
+
 static void pump_link(struct obc__tcp *t, int peer)
 {
-    if (t->links[peer].fd >= 0 && atomic_load(&t->links[peer].error) == 0) {
+    struct link *l = &t->links[peer];
+    if (l->fd < 0 || atomic_load(&l->error) != 0) {
+        return;
+    }
+    if (!atomic_load(&l->departed)) {
         pump_recv(t, peer);
-        pump_send(t, peer);
+    }
+    pump_send(t, peer);
+    if (atomic_load(&l->error) == 0) {
         arm(t, peer);
+    }
+    if (l->bye_queued && !l->ctl_pending) {
+        atomic_store(&l->done, true);
     }
 }
 
@@ -260,8 +364,17 @@ static void *progress_main(void *arg)
 {
     struct obc__tcp *t = arg;
     struct obc__poll_event ev[64];
+    int64_t next_tend = 0;
     while (!atomic_load(&t->stop)) {
-        int n = obc__poller_wait(t->poller, ev, 64, 100);
+        int n = obc__poller_wait(t->poller, ev, 64, atomic_load(&t->closing) ? 1 : 100);
+        int64_t now = obc__now_ns();
+        if (now >= next_tend || atomic_load(&t->closing)) {
+            next_tend = now + BEAT_NS / 5;
+            for (int p = 0; p < t->nlinks; p++) {
+                tend(t, p, now);
+                pump_link(t, p);
+            }
+        }
         for (int i = 0; i < n; i++) {
             if (ev[i].tag == WAKE_TAG) {
                 /* A rank published or released: any link may move now. */
@@ -287,12 +400,28 @@ obc_result_t obc__tcp_start(struct obc__tcp *t)
     return OBC_SUCCESS;
 }
 
-void obc__tcp_destroy(struct obc__tcp *t)
+/* Let the thread send what the rank published and a goodbye on every
+ * link, for at most drain_ns: the last collective's data may still be in
+ * the send rings when its call returned. */
+static void drain(struct obc__tcp *t, int64_t drain_ns)
+{
+    int64_t deadline = obc__now_ns() + drain_ns;
+    atomic_store(&t->closing, true);
+    obc__wakeup_signal(t->wakeup);
+    for (int p = 0; p < t->nlinks; p++) {
+        while (!atomic_load(&t->links[p].done) && obc__now_ns() < deadline) {
+            obc__sleep_ns(1000000);
+        }
+    }
+}
+
+void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns)
 {
     if (t == NULL) {
         return;
     }
     if (t->thread_started) {
+        drain(t, drain_ns);
         atomic_store(&t->stop, true);
         obc__wakeup_signal(t->wakeup);
         pthread_join(t->thread, NULL);
@@ -300,7 +429,7 @@ void obc__tcp_destroy(struct obc__tcp *t)
     for (int i = 0; t->links != NULL && i < t->nlinks; i++) {
         struct link *l = &t->links[i];
         if (l->fd >= 0) {
-            obc__fd_close(l->fd);
+            obc__sock_close_draining(l->fd, 0);
         }
         free(l->send.mem);
         free(l->send.hdrs);
@@ -315,6 +444,15 @@ void obc__tcp_destroy(struct obc__tcp *t)
     }
     free(t->links);
     free(t);
+}
+
+void obc__tcp_abort(struct obc__tcp *t)
+{
+    for (int p = 0; p < t->nlinks; p++) {
+        if (t->links[p].fd >= 0) {
+            obc__sock_shutdown(t->links[p].fd);
+        }
+    }
 }
 
 size_t obc__tcp_slot_bytes(const struct obc__tcp *t)
@@ -338,7 +476,7 @@ void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t
 {
     struct link *l = &t->links[peer];
     uint32_t head = atomic_load_explicit(&l->send.head.value, memory_order_relaxed);
-    l->send.hdrs[head % t->nslots] = (struct frame_hdr){FRAME_MAGIC, (uint32_t)nbytes, stamp};
+    l->send.hdrs[head % t->nslots] = (struct frame_hdr){FRAME_DATA, (uint32_t)nbytes, stamp};
     advance(&l->send.head);
     obc__wakeup_signal(t->wakeup);
 }
@@ -371,4 +509,14 @@ void obc__tcp_recv_release(struct obc__tcp *t, int peer)
 obc_result_t obc__tcp_link_error(const struct obc__tcp *t, int peer)
 {
     return (obc_result_t)atomic_load(&t->links[peer].error);
+}
+
+int64_t obc__tcp_silent_ns(const struct obc__tcp *t, int peer, int64_t now)
+{
+    const struct link *l = &t->links[peer];
+    if (l->fd < 0 || atomic_load(&l->error) != 0 || atomic_load(&l->departed) ||
+        atomic_load(&l->recv_paused)) {
+        return 0; /* not silent: dead, gone, or we are the ones not reading */
+    }
+    return now - atomic_load_explicit(&l->last_rx_ns, memory_order_relaxed);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tcp_link.h - the TCP side of the p2p interface, private to transport/
- * (work in progress for issue #4: not yet wired into p2p.c).
+ * (p2p.c dispatches to it for peers on other hosts; tcp_mesh.c connects).
  *
  * One struct obc__tcp per communicator holds a link per remote peer. Each
  * link is a connected, non-blocking socket with two rings of slots in this
@@ -40,7 +40,13 @@ obc_result_t obc__tcp_create(int nlinks, uint32_t nslots, size_t slot_bytes, str
 obc_result_t obc__tcp_attach(struct obc__tcp *t, int peer, int fd);
 /* Start the progress thread (after every link is attached). */
 obc_result_t obc__tcp_start(struct obc__tcp *t);
-void obc__tcp_destroy(struct obc__tcp *t);
+/* Flush what was published and say goodbye on every link (at most
+ * drain_ns), stop the thread, close. */
+void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns);
+
+/* Shut every socket down (abort): peers see the connections close, and so
+ * does this rank's own progress thread. */
+void obc__tcp_abort(struct obc__tcp *t);
 
 size_t obc__tcp_slot_bytes(const struct obc__tcp *t);
 void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w);
@@ -50,5 +56,8 @@ void *obc__tcp_recv_peek(struct obc__tcp *t, int peer, size_t *nbytes, uint64_t 
 void obc__tcp_recv_release(struct obc__tcp *t, int peer);
 /* OBC_SUCCESS, or why the link failed (OBC_ERR_PEER_LOST, OBC_ERR_PROTOCOL). */
 obc_result_t obc__tcp_link_error(const struct obc__tcp *t, int peer);
+/* How long the peer has sent nothing at all (heartbeats included); 0 when
+ * the link is dead, departed, or paused because this rank is not reading. */
+int64_t obc__tcp_silent_ns(const struct obc__tcp *t, int peer, int64_t now);
 
 #endif

@@ -117,8 +117,8 @@ static void frames_both_ways(void **state)
     }
     assert_int_equal(obc__tcp_link_error(a.t, 0), OBC_SUCCESS);
     assert_int_equal(obc__tcp_link_error(b.t, 0), OBC_SUCCESS);
-    obc__tcp_destroy(a.t);
-    obc__tcp_destroy(b.t);
+    obc__tcp_destroy(a.t, 1000000000);
+    obc__tcp_destroy(b.t, 1000000000);
     obc__err_fini(&err);
 }
 
@@ -148,7 +148,7 @@ static void raw_bytes_fail(const void *bytes, size_t nbytes, obc_result_t expect
         assert_true(obc__now_ns() < deadline);
     }
     assert_int_equal(obc__tcp_link_error(t, 0), expect);
-    obc__tcp_destroy(t);
+    obc__tcp_destroy(t, 0);
     if (nbytes > 0) {
         obc__fd_close(raw);
     }
