@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bcast_relay.c - broadcast by relaying chunks over p2p links, for ranks
+ * that do not share one arena (several hosts). Members of the relay form a
+ * tree; each receives a chunk from its parent, forwards it to its
+ * children, then keeps it. Three registry entries share this body:
+ *
+ *  chain  every rank is a member, in the order root, root+1, ...: a
+ *         pipelined chain. Every link is busy at once and the root sends
+ *         each byte once: time ~ size / link + (n - 1) chunk times.
+ *  tree   every rank is a member of a binomial tree over that order:
+ *         log2(n) hops, for small messages (latency bound).
+ *  hier   only one head per host is a member (the root on its host, the
+ *         lowest rank elsewhere), hosts in the order root's host, next,
+ *         ...; a chain for large messages, a binomial tree for small ones.
+ *         Each head then hands every chunk to the other ranks of its host
+ *         through the arena's windows, chunk by chunk: the host stage of
+ *         chunk k runs while the network still carries chunk k+1 (the TCP
+ *         transport keeps receiving into its ring meanwhile).
+ *
+ *   hosts:   A(root) --c0 c1 c2--> B --c0 c1--> C --c0--> D     (chain)
+ *   in B:    head B forwards c1 to C, then copies c1 out to B's ranks
+ *
+ * Chunks never straddle a segment of a fused group, so every rank cuts the
+ * message the same way; each carries the op's stamp and size, checked on
+ * arrival (p2p_expect). The root's speed does not depend on which rank it
+ * is: the member order starts at the root.
+ */
+#include <string.h>
+
+#include "algo/p2p/p2p_msg.h"
+#include "algo/window/win_reduce.h"
+
+#define RELAY_MAX_CHILDREN 16
+
+enum relay_shape { RELAY_CHAIN, RELAY_TREE };
+
+struct relay_state {
+    const struct obc__algo_ctx *ctx;
+    const struct obc__coll_args *args;
+    uint64_t stamp;
+    size_t chunk;
+    bool member; /* relays data (else: only receives from its host's head) */
+    bool host_stage; /* hands every chunk on inside the host */
+    int host_root; /* the head's index in the host team */
+    int parent; /* communicator rank; -1 on the root */
+    int children[RELAY_MAX_CHILDREN];
+    int nchildren;
+    size_t seg, off; /* the current chunk */
+    int phase;
+    int forwarded; /* children that have the current chunk */
+    struct win_gather_run host;
+};
+_Static_assert(sizeof(struct relay_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
+
+enum { PH_RELAY, PH_HOST_START, PH_HOST, PH_NEXT };
+
+/* Binomial tree over positions 0..n-1 (0 is the root): a position's parent
+ * clears its lowest set bit; its children add each lower power of two,
+ * largest subtree first. */
+static void tree_links(int pos, int n, int *parent, int *children, int *nchildren)
+{
+    int low = pos == 0 ? 1 << 30 : pos & -pos;
+    *parent = pos == 0 ? -1 : pos - low;
+    *nchildren = 0;
+    for (int step = 1 << 30; step > 0; step >>= 1) {
+        if (step < low && pos + step < n && *nchildren < RELAY_MAX_CHILDREN) {
+            children[(*nchildren)++] = pos + step;
+        }
+    }
+}
+
+/* The relay's members in order (positions), as communicator ranks. */
+static int member_rank(const struct obc__algo_ctx *ctx, int root, bool heads, int pos)
+{
+    if (!heads) {
+        return (root + pos) % ctx->nranks;
+    }
+    int h = (ctx->host_of[root] + pos) % ctx->leaders.n;
+    return h == ctx->host_of[root] ? root : ctx->leaders.ranks[h];
+}
+
+static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
+                       const struct obc__coll_args *args, bool heads, enum relay_shape shape)
+{
+    int n = heads ? ctx->leaders.n : ctx->nranks, pos = -1;
+    int root_host = ctx->host_of[args->root];
+    memset(s, 0, sizeof(*s));
+    s->ctx = ctx;
+    s->args = args;
+    s->stamp = obc__algo_stamp(args);
+    s->chunk = obc__p2p_slot_bytes(ctx->p2p, args->root);
+    for (int p = 0; p < n && pos < 0; p++) {
+        pos = member_rank(ctx, args->root, heads, p) == ctx->rank ? p : -1;
+    }
+    s->member = pos >= 0;
+    s->parent = -1;
+    if (s->member && shape == RELAY_CHAIN) {
+        s->parent = pos > 0 ? member_rank(ctx, args->root, heads, pos - 1) : -1;
+        s->nchildren = pos + 1 < n;
+        s->children[0] = s->nchildren ? member_rank(ctx, args->root, heads, pos + 1) : -1;
+    } else if (s->member) {
+        int parent, kids[RELAY_MAX_CHILDREN];
+        tree_links(pos, n, &parent, kids, &s->nchildren);
+        s->parent = parent < 0 ? -1 : member_rank(ctx, args->root, heads, parent);
+        for (int i = 0; i < s->nchildren; i++) {
+            s->children[i] = member_rank(ctx, args->root, heads, kids[i]);
+        }
+    }
+    s->host_stage = heads && ctx->host.n > 1;
+    /* The head of this host: the root on its own host, else the lowest rank
+     * (index 0 of the host team). */
+    for (int i = 0; i < ctx->host.n; i++) {
+        if (ctx->host_of[ctx->rank] == root_host && ctx->host.ranks[i] == args->root) {
+            s->host_root = i;
+        }
+    }
+    s->phase = PH_RELAY;
+}
+
+static bool relay_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    (void)args;
+    return ctx->nranks > 1;
+}
+
+/* Hierarchical: the host stage needs every rank of a host on one arena. */
+static bool hier_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    (void)args;
+    return ctx->nranks > 1 && ctx->arena != NULL && ctx->host.n <= 512;
+}
+
+static size_t chunk_len(const struct relay_state *s)
+{
+    size_t left = s->args->segs[s->seg].nbytes - s->off;
+    return left < s->chunk ? left : s->chunk;
+}
+
+/* Receive (or, on the root, read) the current chunk, forward it to every
+ * child, keep it in recv; then release the parent's slot. */
+static obc_result_t relay_chunk(struct relay_state *s, struct obc__wait *w)
+{
+    const struct obc__algo_ctx *ctx = s->ctx;
+    const struct obc__seg *g = &s->args->segs[s->seg];
+    size_t len = chunk_len(s);
+    const unsigned char *src = (const unsigned char *)g->send + s->off;
+    obc_result_t res = OBC_SUCCESS;
+    if (s->parent >= 0) {
+        src = p2p_expect(ctx, s->args, s->parent, len, s->stamp, &res, w);
+        if (src == NULL) {
+            return res;
+        }
+    }
+    for (; s->forwarded < s->nchildren; s->forwarded++) {
+        int child = s->children[s->forwarded];
+        void *dst = obc__p2p_send_acquire(ctx->p2p, child, w);
+        if (dst == NULL) {
+            w->peer = child;
+            return OBC_IN_PROGRESS;
+        }
+        memcpy(dst, src, len);
+        obc__p2p_send_publish(ctx->p2p, child, len, s->stamp);
+    }
+    unsigned char *keep = (unsigned char *)g->recv + s->off;
+    if (keep != src) {
+        memcpy(keep, src, len);
+    }
+    if (s->parent >= 0) {
+        obc__p2p_recv_release(ctx->p2p, s->parent);
+    }
+    s->forwarded = 0;
+    return OBC_SUCCESS;
+}
+
+static void host_start(struct relay_state *s)
+{
+    const struct obc__seg *g = &s->args->segs[s->seg];
+    bool is_root = s->ctx->rank == s->args->root;
+    struct win_gather_job job = {
+        .args = s->args,
+        .team = &s->ctx->host,
+        .in = (const unsigned char *)(is_root ? g->send : g->recv) + s->off,
+        .out = (unsigned char *)g->recv + s->off,
+        .nbytes = chunk_len(s),
+        .bcast = true,
+        .root = s->host_root,
+    };
+    win_gather_start(&s->host, s->ctx, &job);
+}
+
+static obc_result_t relay_step(void *state, struct obc__wait *w)
+{
+    struct relay_state *s = state;
+    const struct obc__coll_args *a = s->args;
+    while (s->seg < a->nsegs) {
+        obc_result_t res = OBC_SUCCESS;
+        if (a->segs[s->seg].nbytes == 0) {
+            s->seg++;
+            continue;
+        }
+        switch (s->phase) {
+        case PH_RELAY:
+            res = s->member ? relay_chunk(s, w) : OBC_SUCCESS;
+            s->phase = res == OBC_SUCCESS ? PH_HOST_START : PH_RELAY;
+            break;
+        case PH_HOST_START:
+            if (s->host_stage) {
+                host_start(s);
+            }
+            s->phase = PH_HOST;
+            break;
+        case PH_HOST:
+            res = s->host_stage ? win_gather_step(&s->host, w) : OBC_SUCCESS;
+            s->phase = res == OBC_SUCCESS ? PH_NEXT : PH_HOST;
+            break;
+        default:
+            s->off += chunk_len(s);
+            if (s->off == a->segs[s->seg].nbytes) {
+                s->seg++;
+                s->off = 0;
+            }
+            s->phase = PH_RELAY;
+        }
+        if (res != OBC_SUCCESS) {
+            return res;
+        }
+    }
+    return OBC_SUCCESS;
+}
+
+static void chain_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    relay_init(state, ctx, args, false, RELAY_CHAIN);
+}
+
+static void tree_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    relay_init(state, ctx, args, false, RELAY_TREE);
+}
+
+/* Heads relay by a tree while the message fits in a few chunks (latency
+ * bound: log2(hosts) hops), else by a chain (bandwidth bound). Every rank
+ * decides from the same numbers. */
+#define HIER_TREE_MAX_CHUNKS 1
+
+static void hier_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    size_t chunk = obc__p2p_slot_bytes(ctx->p2p, args->root);
+    bool small = args->nbytes <= HIER_TREE_MAX_CHUNKS * chunk;
+    relay_init(state, ctx, args, true, small ? RELAY_TREE : RELAY_CHAIN);
+}
+
+const struct obc__algo obc__bcast_chain = {OBC_COLL_BROADCAST, "chain", relay_supports, chain_init,
+                                           relay_step};
+const struct obc__algo obc__bcast_tree = {OBC_COLL_BROADCAST, "tree", relay_supports, tree_init,
+                                          relay_step};
+const struct obc__algo obc__bcast_hier = {OBC_COLL_BROADCAST, "hier", hier_supports, hier_init,
+                                          relay_step};
