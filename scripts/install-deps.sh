@@ -8,7 +8,7 @@ set -e
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev clang-format libcmocka-dev libxxhash-dev \
 openmpi-bin libopenmpi-dev mpich libmpich-dev \
 python3 python3-numpy python3-torch python3-matplotlib python3-pytest \
-iproute2 iptables procps"
+iproute2 iptables util-linux procps"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
