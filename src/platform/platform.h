@@ -114,9 +114,13 @@ void obc__wakeup_signal(int fd);
 void obc__wakeup_drain(int fd);
 /* Non-blocking and no Nagle delay: what a streaming transport wants. */
 int obc__sock_make_streaming(int fd);
-/* Bytes moved, 0 when it would block, -EPIPE when the peer closed (recv), else -errno. */
+/* Bytes moved, 0 when it would block, -EPIPE when the peer closed (recv), else -errno.
+ * A send is never merged with the next one into a larger TSO burst (MSG_EOR), so the
+ * caller bounds the bursts it puts on the wire by the size of its sends. */
 ssize_t obc__sock_send_some(int fd, const void *buf, size_t nbytes);
 ssize_t obc__sock_recv_some(int fd, void *buf, size_t nbytes);
+/* Report fd readable only once nbytes are waiting (SO_RCVLOWAT). */
+int obc__sock_set_rcvlowat(int fd, int nbytes);
 /* The IPv4 address of the interface to use: the first up, non-loopback one
  * whose name starts with ifname_prefix ("" = any; "^x" excludes x), or
  * loopback when there is none. */

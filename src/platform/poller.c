@@ -89,7 +89,8 @@ int obc__sock_make_streaming(int fd)
 
 ssize_t obc__sock_send_some(int fd, const void *buf, size_t nbytes)
 {
-    ssize_t n = send(fd, buf, nbytes, MSG_NOSIGNAL | MSG_DONTWAIT);
+    /* MSG_EOR: each call ends its own segment run (see platform.h). */
+    ssize_t n = send(fd, buf, nbytes, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
     if (n >= 0) {
         return n;
     }
@@ -106,4 +107,9 @@ ssize_t obc__sock_recv_some(int fd, void *buf, size_t nbytes)
         return -EPIPE; /* the peer closed: distinct from "nothing yet" */
     }
     return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+}
+
+int obc__sock_set_rcvlowat(int fd, int nbytes)
+{
+    return setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &nbytes, sizeof(nbytes)) == 0 ? 0 : -errno;
 }

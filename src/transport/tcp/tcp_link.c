@@ -61,6 +61,7 @@ struct link {
     bool want_out; /* the socket is full: wait for it to drain */
     _Atomic bool recv_paused; /* the receive ring is full: no reading until a release */
     unsigned armed; /* the events the poller watches now (0: not watched) */
+    int lowat; /* the socket's SO_RCVLOWAT now */
     int64_t last_tx_ns;
     _Atomic int64_t last_rx_ns; /* when the peer was last heard (any bytes) */
     _Atomic bool departed; /* the peer said goodbye */
@@ -157,6 +158,7 @@ obc_result_t obc__tcp_attach(struct obc__tcp *t, int peer, int fd)
     }
     t->links[peer].fd = fd;
     t->links[peer].armed = OBC_POLL_IN;
+    t->links[peer].lowat = 1;
     t->links[peer].last_tx_ns = obc__now_ns();
     atomic_store(&t->links[peer].last_rx_ns, t->links[peer].last_tx_ns);
     return OBC_SUCCESS;
@@ -218,6 +220,14 @@ static bool send_control(struct link *l)
     return true;
 }
 
+/* Payload goes to the socket in sends of at most this, each its own TSO
+ * burst: a 64 KiB burst can exceed a traffic shaper's bucket (a 500 Mbit/s
+ * token bucket of 1 ms holds 62.5 KB), and a shaper that must cut every
+ * burst into packets in software costs more CPU than all else here
+ * (measured on netlab: 8 hosts at 500 Mbit/s, 41% of the link with 64 KiB
+ * bursts, 98% with the bucket raised above them). */
+#define SEND_PIECE (32 * 1024)
+
 /* Write published send slots to the socket until it would block. */
 static void pump_send(struct obc__tcp *t, int peer)
 {
@@ -237,6 +247,7 @@ static void pump_send(struct obc__tcp *t, int peer)
             ? (const unsigned char *)h + l->send_off
             : l->send.mem + (size_t)k * t->slot_bytes + (l->send_off - sizeof(*h));
         size_t len = l->send_off < sizeof(*h) ? sizeof(*h) - l->send_off : total - l->send_off;
+        len = len < SEND_PIECE ? len : SEND_PIECE;
         ssize_t n = obc__sock_send_some(l->fd, from, len);
         if (n < 0) {
             fail_link(l, OBC_ERR_PEER_LOST);
@@ -254,6 +265,20 @@ static void pump_send(struct obc__tcp *t, int peer)
         }
     }
     l->want_out = false;
+}
+
+/* Be woken when the rest of the current frame (up to LOWAT_MAX) has
+ * arrived, not for every packet: on a shaped link that segments each
+ * burst into MTU-sized packets, a wake-up per packet costs more CPU than
+ * the copy. */
+#define LOWAT_MAX (128 * 1024)
+
+static void want_bytes(struct link *l, size_t len)
+{
+    int lowat = len < LOWAT_MAX ? (int)len : LOWAT_MAX;
+    if (lowat != l->lowat && obc__sock_set_rcvlowat(l->fd, lowat) == 0) {
+        l->lowat = lowat;
+    }
 }
 
 /* Read frames into free receive slots until the socket or the ring runs dry. */
@@ -288,6 +313,7 @@ static void pump_recv(struct obc__tcp *t, int peer)
             return;
         }
         if (n == 0 && len > 0) {
+            want_bytes(l, len);
             return;
         }
         if (n > 0) {
