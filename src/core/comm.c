@@ -271,15 +271,25 @@ static obc_result_t tcp_address(struct obc_comm *c, struct obc__boot *boot, char
 {
     const char *want = c->config.socket_ifname;
     bool real_hosts = c->config.host_id[0] == '\0';
-    if (want[0] == '\0' && obc__boot_local_ip(boot, ip, n) == 0 &&
-        (strncmp(ip, "127.", 4) != 0 || !real_hosts)) {
+    if (want[0] != '\0') {
+        obc__sock_pick_ifaddr(want, ip, n);
+        if (strncmp(ip, "127.", 4) == 0 && strncmp(want, "lo", 2) != 0) {
+            return obc__err_set(&c->err, OBC_ERR_SYSTEM,
+                                "rank %d: OBC_SOCKET_IFNAME=%s matches no interface that is up "
+                                "with an IPv4 address",
+                                c->rank, want);
+        }
         return OBC_SUCCESS;
     }
-    obc__sock_pick_ifaddr(want, ip, n);
-    if (strncmp(ip, "127.", 4) == 0 && real_hosts) {
-        return obc__err_set(
-            &c->err, OBC_ERR_SYSTEM, "rank %d: no network interface to reach other hosts (%s%s)",
-            c->rank, want[0] ? "OBC_SOCKET_IFNAME=" : "only loopback is up", want[0] ? want : "");
+    if (obc__boot_local_ip(boot, ip, n) == 0 && (strncmp(ip, "127.", 4) != 0 || !real_hosts)) {
+        return OBC_SUCCESS;
+    }
+    obc__sock_pick_ifaddr("", ip, n);
+    if (strncmp(ip, "127.", 4) == 0) {
+        return obc__err_set(&c->err, OBC_ERR_SYSTEM,
+                            "rank %d: the ranks span %d hosts, but no network interface other "
+                            "than loopback is up here",
+                            c->rank, c->topo.machines);
     }
     return OBC_SUCCESS;
 }

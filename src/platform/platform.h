@@ -121,9 +121,9 @@ ssize_t obc__sock_send_some(int fd, const void *buf, size_t nbytes);
 ssize_t obc__sock_recv_some(int fd, void *buf, size_t nbytes);
 /* Report fd readable only once nbytes are waiting (SO_RCVLOWAT). */
 int obc__sock_set_rcvlowat(int fd, int nbytes);
-/* The IPv4 address of the interface to use: the first up, non-loopback one
- * whose name starts with ifname_prefix ("" = any; "^x" excludes x), or
- * loopback when there is none. */
+/* The IPv4 address of the interface to use: the first up one whose name
+ * starts with ifname_prefix ("" = any; "^x" excludes x), not loopback unless
+ * the prefix names it; 127.0.0.1 when there is none. */
 int obc__sock_pick_ifaddr(const char *ifname_prefix, char *out, size_t nbytes);
 
 #endif

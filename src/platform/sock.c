@@ -239,12 +239,14 @@ int obc__sock_pick_ifaddr(const char *ifname_prefix, char *out, size_t nbytes)
 {
     struct ifaddrs *list = NULL;
     int found = 0;
+    bool named = ifname_prefix[0] != '\0' && ifname_prefix[0] != '^'; /* loopback only if asked */
     if (getifaddrs(&list) != 0) {
         return -errno;
     }
     for (struct ifaddrs *a = list; a != NULL && !found; a = a->ifa_next) {
         if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET || !(a->ifa_flags & IFF_UP) ||
-            (a->ifa_flags & IFF_LOOPBACK) || !name_matches(a->ifa_name, ifname_prefix)) {
+            ((a->ifa_flags & IFF_LOOPBACK) && !named) ||
+            !name_matches(a->ifa_name, ifname_prefix)) {
             continue;
         }
         const struct sockaddr_in *in = (const struct sockaddr_in *)a->ifa_addr;

@@ -38,6 +38,8 @@
 /* obct: name=ring_chunk5003 env=OBC_ALGO=allreduce=ring env=OBC_CHUNK_BYTES=5003 nranks=3,4 label=variant */
 /* obct: name=recdbl_chunk5003 env=OBC_ALGO=allreduce=recdbl env=OBC_CHUNK_BYTES=5003 nranks=3 label=variant */
 /* obct: name=hier_chunk5003 env=OBC_ALGO=allreduce=hier env=OBC_HOST_SPLIT=2 env=OBC_CHUNK_BYTES=5003 nranks=5 label=variant */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 */
+/* obct: name=tcp1 env=OBC_HOST_ID=rank/1 env=OBCT_QUICK=1 nranks=3 label=variant */
 /* clang-format on */
 #include <stdio.h>
 #include <string.h>

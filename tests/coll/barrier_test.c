@@ -7,6 +7,7 @@
  * barriers interleaved with broadcasts, and ibarrier mixed with ibroadcast.
  */
 /* obct: nranks=1,2,3,4,5,8,64 timeout=180 */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 */
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>

@@ -15,6 +15,7 @@
 /* obct: name=arena env=OBC_ALGO=broadcast=arena nranks=2,4,8 */
 /* obct: name=cma env=OBC_ALGO=broadcast=cma nranks=2,4,8 */
 /* obct: name=chunk5003 env=OBC_ALGO=broadcast=arena env=OBC_CHUNK_BYTES=5003 nranks=3 */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 label=variant */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>

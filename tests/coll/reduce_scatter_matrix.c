@@ -26,6 +26,7 @@
 /* obct: name=split2 env=OBC_HOST_SPLIT=2 nranks=4,5 label=variant */
 /* obct: name=chunk5003 env=OBC_CHUNK_BYTES=5003 nranks=3,5 label=variant */
 /* obct: name=ring_chunk5003 env=OBC_ALGO=reduce_scatter=ring env=OBC_CHUNK_BYTES=5003 nranks=3 label=variant */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 env=OBCT_QUICK=1 nranks=4 label=variant */
 /* clang-format on */
 #include <stdio.h>
 

@@ -107,7 +107,10 @@ static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
             s->children[i] = member_rank(ctx, args->root, heads, kids[i]);
         }
     }
-    s->host_stage = heads && ctx->host.n > 1;
+    /* Every rank of an arena must take part in the same window jobs (their
+     * chunk counters advance together), so a host of one rank sits the
+     * host stage out only when it has its arena to itself. */
+    s->host_stage = heads && (ctx->host.n > 1 || ctx->arena_has_all);
     /* The head of this host: the root on its own host, else the lowest rank
      * (index 0 of the host team). */
     for (int i = 0; i < ctx->host.n; i++) {
