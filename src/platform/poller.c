@@ -15,6 +15,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 int obc__poller_create(void)
@@ -87,14 +88,21 @@ int obc__sock_make_streaming(int fd)
     return 0;
 }
 
-ssize_t obc__sock_send_some(int fd, const void *buf, size_t nbytes)
+ssize_t obc__sock_send_two(int fd, const void *a, size_t alen, const void *b, size_t blen)
 {
+    struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
     /* MSG_EOR: each call ends its own segment run (see platform.h). */
-    ssize_t n = send(fd, buf, nbytes, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
+    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
     if (n >= 0) {
         return n;
     }
     return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+}
+
+ssize_t obc__sock_send_some(int fd, const void *buf, size_t nbytes)
+{
+    return obc__sock_send_two(fd, buf, nbytes, NULL, 0);
 }
 
 ssize_t obc__sock_recv_some(int fd, void *buf, size_t nbytes)

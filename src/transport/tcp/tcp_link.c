@@ -243,12 +243,13 @@ static void pump_send(struct obc__tcp *t, int peer)
         uint32_t k = tail % t->nslots;
         const struct frame_hdr *h = &l->send.hdrs[k];
         size_t total = sizeof(*h) + h->nbytes;
-        const void *from = l->send_off < sizeof(*h)
-            ? (const unsigned char *)h + l->send_off
-            : l->send.mem + (size_t)k * t->slot_bytes + (l->send_off - sizeof(*h));
-        size_t len = l->send_off < sizeof(*h) ? sizeof(*h) - l->send_off : total - l->send_off;
-        len = len < SEND_PIECE ? len : SEND_PIECE;
-        ssize_t n = obc__sock_send_some(l->fd, from, len);
+        /* The rest of the header and the next piece of payload in one call:
+         * a small frame leaves as one packet. */
+        size_t in_hdr = l->send_off < sizeof(*h) ? sizeof(*h) - l->send_off : 0;
+        size_t done = l->send_off - (sizeof(*h) - in_hdr); /* payload bytes sent */
+        size_t piece = h->nbytes - done < SEND_PIECE ? h->nbytes - done : SEND_PIECE;
+        ssize_t n = obc__sock_send_two(l->fd, (const unsigned char *)h + l->send_off - done, in_hdr,
+                                       l->send.mem + (size_t)k * t->slot_bytes + done, piece);
         if (n < 0) {
             fail_link(l, OBC_ERR_PEER_LOST);
             return;
