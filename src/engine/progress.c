@@ -130,6 +130,10 @@ static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
             slice = timeout - waited;
         }
         obc_result_t res = obc__arena_wait(e->ctx.arena, w, slice > 0 ? slice : 1);
+        if (res == OBC_ERR_PEER_LOST) { /* a rank of this host died: tell the other hosts */
+            obc__p2p_tell_failure(e->ctx.p2p, res, obc__arena_culprit(e->ctx.arena));
+            return res;
+        }
         obc_result_t links = obc__p2p_health(e->ctx.p2p);
         if (links != OBC_SUCCESS) {
             return links; /* a connection failed: whatever this wait was for */

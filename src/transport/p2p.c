@@ -125,6 +125,13 @@ void obc__p2p_abort(struct obc__p2p *p)
     }
 }
 
+void obc__p2p_tell_failure(struct obc__p2p *p, obc_result_t code, int culprit)
+{
+    if (p != NULL && p->tcp != NULL && culprit >= 0) {
+        obc__tcp_tell_failure(p->tcp, code, culprit);
+    }
+}
+
 obc_result_t obc__p2p_health(struct obc__p2p *p)
 {
     for (int l = 0; p->tcp != NULL && l < p->nlinks; l++) {
@@ -132,18 +139,29 @@ obc_result_t obc__p2p_health(struct obc__p2p *p)
         if (code == OBC_SUCCESS) {
             continue;
         }
+        int from = p->rank_of_link[l], culprit = obc__tcp_link_culprit(p->tcp, l);
         char silent[256];
         obc__p2p_describe_silent(p, 1500000000ll, silent, sizeof(silent));
+        obc__p2p_tell_failure(p, code, culprit >= 0 ? culprit : from);
+        if (culprit >= 0 && code == OBC_ERR_PEER_LOST) {
+            return obc__err_set(p->err, code, "rank %d was lost (rank %d (%s) saw it go)%s",
+                                culprit, from, p->addr_of_link[l], silent);
+        }
+        if (culprit >= 0) {
+            return obc__err_set(p->err, code,
+                                "rank %d (%s) reports its communicator broken by rank %d (%s)%s",
+                                from, p->addr_of_link[l], culprit, obc_strerror(code), silent);
+        }
         if (code == OBC_ERR_PROTOCOL) {
             return obc__err_set(p->err, code,
                                 "rank %d (%s) sent data that is not an obc frame; connection "
                                 "closed%s",
-                                p->rank_of_link[l], p->addr_of_link[l], silent);
+                                from, p->addr_of_link[l], silent);
         }
         return obc__err_set(p->err, code,
                             "rank %d (%s) was lost: its connection closed without a goodbye "
                             "(the process exited or aborted, or its host went down)%s",
-                            p->rank_of_link[l], p->addr_of_link[l], silent);
+                            from, p->addr_of_link[l], silent);
     }
     return OBC_SUCCESS;
 }

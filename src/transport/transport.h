@@ -176,6 +176,8 @@ obc_result_t obc__arena_peer_write(struct obc__arena *a, int peer, const void *s
 obc_result_t obc__arena_wait(struct obc__arena *a, const struct obc__wait *w, int64_t timeout_ns);
 /* Cheap check of the abort word and peers' health, without waiting. */
 obc_result_t obc__arena_health(struct obc__arena *a);
+/* The rank named by the arena's abort (a dead or aborting rank), or -1. */
+int obc__arena_culprit(const struct obc__arena *a);
 /* Break the arena for every local rank: their waits fail with `code`. */
 void obc__arena_abort(struct obc__arena *a, obc_result_t code, int culprit_rank);
 
@@ -233,6 +235,9 @@ obc_result_t obc__p2p_create(const struct obc__p2p_setup *setup, struct obc__err
                              struct obc__p2p **out);
 /* Flush what was sent and say goodbye to remote peers (at most drain_ns). */
 void obc__p2p_destroy(struct obc__p2p *p, int64_t drain_ns);
+/* Tell every remote peer (once) that this communicator broke because of
+ * `culprit` (e.g. a local rank died), so that they name it too. */
+void obc__p2p_tell_failure(struct obc__p2p *p, obc_result_t code, int culprit);
 /* Break every connection now (obc_comm_abort): remote peers see it at once. */
 void obc__p2p_abort(struct obc__p2p *p);
 /* OBC_SUCCESS, or the error of a failed connection, with a message naming

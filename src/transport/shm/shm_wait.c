@@ -49,6 +49,14 @@ void obc__arena_abort(struct obc__arena *a, obc_result_t code, int culprit_rank)
                                             memory_order_release, memory_order_relaxed);
 }
 
+int obc__arena_culprit(const struct obc__arena *a)
+{
+    if (atomic_load_explicit(&a->hdr->abort_code, memory_order_acquire) == 0) {
+        return -1;
+    }
+    return atomic_load_explicit(&a->hdr->abort_rank, memory_order_relaxed);
+}
+
 static obc_result_t report_abort(struct obc__arena *a, uint32_t code)
 {
     int who = atomic_load_explicit(&a->hdr->abort_rank, memory_order_relaxed);

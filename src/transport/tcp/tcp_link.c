@@ -13,7 +13,9 @@
  * only: a heartbeat on a link that sent nothing for BEAT_NS (so a peer can
  * tell a silent host from a busy one), and a goodbye when the communicator
  * is destroyed (so the connection's close that follows is a departure,
- * not a lost peer).
+ * not a lost peer), and a failure notice when this rank's communicator
+ * broke (which rank caused it), so that every rank names the culprit
+ * rather than the rank that closed its connection first.
  */
 #include "transport/tcp/tcp_link.h"
 
@@ -28,6 +30,9 @@
 #define FRAME_DATA 0x4f424354u /* "OBCT" */
 #define FRAME_BEAT 0x4f424342u /* "OBCB": heartbeat, no payload */
 #define FRAME_BYE 0x4f424358u /* "OBCX": the sender is leaving, no payload */
+#define FRAME_FAIL \
+    0x4f424346u /* "OBCF": the sender's communicator broke; stamp = code, culprit \
+                 */
 #define WAKE_TAG UINT64_MAX
 #define BEAT_NS 500000000ll /* a link idle this long sends a heartbeat */
 
@@ -58,6 +63,9 @@ struct link {
     size_t ctl_off;
     bool ctl_pending;
     bool bye_queued;
+    bool fail_sent;
+    _Atomic bool told; /* our failure notice is out (or the link is dead) */
+    _Atomic int remote_culprit; /* from the peer's failure notice; -1: none */
     bool want_out; /* the socket is full: wait for it to drain */
     _Atomic bool recv_paused; /* the receive ring is full: no reading until a release */
     unsigned armed; /* the events the poller watches now (0: not watched) */
@@ -79,6 +87,7 @@ struct obc__tcp {
     int wakeup;
     _Atomic bool stop;
     _Atomic bool closing;
+    _Atomic uint64_t failure; /* (code << 32 | culprit) to tell every peer; 0: none */
     bool thread_started;
     pthread_t thread;
 };
@@ -129,6 +138,7 @@ obc_result_t obc__tcp_create(int nlinks, uint32_t nslots, size_t slot_bytes, str
     bool ok = t->links != NULL;
     for (int i = 0; ok && i < nlinks; i++) {
         t->links[i].fd = -1;
+        atomic_init(&t->links[i].remote_culprit, -1);
         ok = ring_alloc(&t->links[i].send, nslots, slot_bytes) == 0 &&
             ring_alloc(&t->links[i].recv, nslots, slot_bytes) == 0;
     }
@@ -216,6 +226,9 @@ static bool send_control(struct link *l)
         return false;
     }
     l->ctl_pending = false;
+    if (l->ctl.magic == FRAME_FAIL) {
+        atomic_store(&l->told, true);
+    }
     l->last_tx_ns = obc__now_ns();
     return true;
 }
@@ -233,6 +246,12 @@ static void pump_send(struct obc__tcp *t, int peer)
 {
     struct link *l = &t->links[peer];
     for (;;) {
+        uint64_t failure = atomic_load(&t->failure);
+        if (l->send_off == 0 && !l->ctl_pending && failure != 0 && !l->fail_sent) {
+            queue_control(l, FRAME_FAIL);
+            l->ctl.stamp = failure;
+            l->fail_sent = true;
+        }
         if (l->send_off == 0 && l->ctl_pending && !send_control(l)) {
             return;
         }
@@ -321,6 +340,13 @@ static void pump_recv(struct obc__tcp *t, int peer)
             atomic_store_explicit(&l->last_rx_ns, obc__now_ns(), memory_order_relaxed);
         }
         l->recv_off += (size_t)n;
+        if (l->recv_off == sizeof(l->incoming) && l->incoming.nbytes == 0 &&
+            l->incoming.magic == FRAME_FAIL) {
+            atomic_store(&l->remote_culprit, (int)(int32_t)(uint32_t)l->incoming.stamp);
+            obc_result_t code = (obc_result_t)(int32_t)(l->incoming.stamp >> 32);
+            fail_link(l, code != OBC_SUCCESS ? code : OBC_ERR_ABORTED);
+            return;
+        }
         if (l->recv_off == sizeof(l->incoming) && l->incoming.nbytes == 0 &&
             (l->incoming.magic == FRAME_BEAT || l->incoming.magic == FRAME_BYE)) {
             l->recv_off = 0;
@@ -430,13 +456,27 @@ obc_result_t obc__tcp_start(struct obc__tcp *t)
 /* Let the thread send what the rank published and a goodbye on every
  * link, for at most drain_ns: the last collective's data may still be in
  * the send rings when its call returned. */
+/* A broken communicator still gets its failure notices out, briefly. */
+#define TELL_MAX_NS 200000000ll
+
+static bool link_settled(struct obc__tcp *t, struct link *l)
+{
+    if (atomic_load(&l->error) != 0 || l->fd < 0) {
+        return true;
+    }
+    return atomic_load(&t->failure) != 0 ? atomic_load(&l->told) : atomic_load(&l->done);
+}
+
 static void drain(struct obc__tcp *t, int64_t drain_ns)
 {
+    if (atomic_load(&t->failure) != 0 && drain_ns < TELL_MAX_NS) {
+        drain_ns = TELL_MAX_NS;
+    }
     int64_t deadline = obc__now_ns() + drain_ns;
     atomic_store(&t->closing, true);
     obc__wakeup_signal(t->wakeup);
     for (int p = 0; p < t->nlinks; p++) {
-        while (!atomic_load(&t->links[p].done) && obc__now_ns() < deadline) {
+        while (!link_settled(t, &t->links[p]) && obc__now_ns() < deadline) {
             obc__sleep_ns(1000000);
         }
     }
@@ -471,6 +511,19 @@ void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns)
     }
     free(t->links);
     free(t);
+}
+
+void obc__tcp_tell_failure(struct obc__tcp *t, obc_result_t code, int culprit)
+{
+    uint64_t none = 0, word = (uint64_t)(uint32_t)code << 32 | (uint32_t)culprit;
+    if (atomic_compare_exchange_strong(&t->failure, &none, word)) {
+        obc__wakeup_signal(t->wakeup);
+    }
+}
+
+int obc__tcp_link_culprit(const struct obc__tcp *t, int peer)
+{
+    return atomic_load(&t->links[peer].remote_culprit);
 }
 
 void obc__tcp_abort(struct obc__tcp *t)

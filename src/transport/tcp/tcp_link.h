@@ -44,6 +44,11 @@ obc_result_t obc__tcp_start(struct obc__tcp *t);
  * drain_ns), stop the thread, close. */
 void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns);
 
+/* Tell every peer (once) that this rank's communicator broke, and which
+ * rank caused it; their links then fail with `code` naming that rank. */
+void obc__tcp_tell_failure(struct obc__tcp *t, obc_result_t code, int culprit);
+/* The rank a peer's failure notice named, or -1. */
+int obc__tcp_link_culprit(const struct obc__tcp *t, int peer);
 /* Shut every socket down (abort): peers see the connections close, and so
  * does this rank's own progress thread. */
 void obc__tcp_abort(struct obc__tcp *t);
