@@ -29,25 +29,5 @@ else
 fi
 echo "times from the kill (t=0):"
 nlj_table "$T0"
-worst=0
-for ((r = 0; r < NLJ_N; r++)); do
-    [ "$(nlj_host_of "$r")" = "$VICTIM" ] && continue
-    dt=$(nlj_since "$T0" "${NLJ_TEXIT[r]}")
-    msg=$(nlj_err_msg "$r")
-    if [ "${NLJ_KILLED[r]}" = 1 ] || [ "${NLJ_RC[r]}" != 2 ] || [ -z "$msg" ]; then
-        nlj_fail "rank $r: want an obc error (exit 2) after the kill, got exit ${NLJ_RC[r]}$([ "${NLJ_KILLED[r]}" = 1 ] && echo ' (hung: killed by the harness)'): $(nlj_result_line "$r" | cut -c1-200)"
-        continue
-    fi
-    worst=$(nlj_calc 'd > w ? d : w' "d=$dt" "w=$worst")
-    if awk -v d="$dt" -v l="$LIMIT" 'BEGIN { exit !(d >= 0 && d <= l) }'; then
-        nlj_ok "rank $r failed $dt s after the kill (<= $LIMIT s)"
-    else
-        nlj_fail "rank $r exited $dt s after the kill (want 0 .. $LIMIT s)"
-    fi
-    if nlj_names_rank "$msg" 4 || nlj_names_rank "$msg" 5; then
-        nlj_ok "rank $r's message names rank 4 or 5"
-    else
-        nlj_fail "rank $r's message names neither rank 4 nor rank 5: $msg"
-    fi
-done
-nlj_finish "OBC_TIMEOUT=$TIMEOUT: slowest survivor exited $worst s after the kill (limit $LIMIT s)"
+nlj_check_survivors "$VICTIM" "$T0" "$LIMIT" kill 4 5
+nlj_finish "OBC_TIMEOUT=$TIMEOUT: slowest survivor exited $NLJ_WORST s after the kill (limit $LIMIT s)"

@@ -22,6 +22,9 @@
 #                                 the hosts share one clock), NLJ_KILLED[r] are set
 #   nlj_result_line r, nlj_err_time r, nlj_err_msg r, nlj_names_rank MSG r
 #   nlj_check DESC CMD...   nlj_fail MSG   nlj_ok MSG   nlj_expect_all_ok
+#   nlj_check_survivors VICTIM T0 LIMIT WHAT A B
+#                                 every rank off host VICTIM failed (exit 2) within LIMIT s
+#                                 of T0, naming rank A or B; NLJ_WORST = the slowest
 #   nlj_finish [SUMMARY]          one closing line, logs of failed jobs, exit 0 or 1
 #
 # Times given to the waits are multiplied by OBC_TEST_TIMEOUT_MULTIPLIER. Environment:
@@ -388,4 +391,33 @@ nlj_finish() {
     fi
     echo "$NLJ_NAME: PASS${1:+ ($1)}"
     exit 0
+}
+
+# After a fault on host VICTIM at time T0 (nlj_now) and nlj_wait: every rank of the other
+# hosts must have failed with an obc error (exit 2) within LIMIT seconds of T0, with a
+# message naming rank A or rank B. WHAT names the fault in the report ("cut", "kill").
+# Sets NLJ_WORST (the slowest survivor's time).
+nlj_check_survivors() {
+    local victim=$1 t0=$2 limit=$3 what=$4 a=$5 b=$6 r dt msg
+    NLJ_WORST=0
+    for ((r = 0; r < NLJ_N; r++)); do
+        [ "$(nlj_host_of "$r")" = "$victim" ] && continue
+        dt=$(nlj_since "$t0" "${NLJ_TEXIT[r]}")
+        msg=$(nlj_err_msg "$r")
+        if [ "${NLJ_KILLED[r]}" = 1 ] || [ "${NLJ_RC[r]}" != 2 ] || [ -z "$msg" ]; then
+            nlj_fail "rank $r: want an obc error (exit 2) after the $what, got exit ${NLJ_RC[r]}$([ "${NLJ_KILLED[r]}" = 1 ] && echo ' (hung: killed by the harness)'): $(nlj_result_line "$r" | cut -c1-200)"
+            continue
+        fi
+        NLJ_WORST=$(nlj_calc 'd > w ? d : w' "d=$dt" "w=$NLJ_WORST")
+        if awk -v d="$dt" -v l="$limit" 'BEGIN { exit !(d >= 0 && d <= l) }'; then
+            nlj_ok "rank $r failed $dt s after the $what (<= $limit s)"
+        else
+            nlj_fail "rank $r exited $dt s after the $what (want 0 .. $limit s)"
+        fi
+        if nlj_names_rank "$msg" "$a" || nlj_names_rank "$msg" "$b"; then
+            nlj_ok "rank $r's message names rank $a or $b"
+        else
+            nlj_fail "rank $r's message names neither rank $a nor rank $b: $msg"
+        fi
+    done
 }

@@ -12,7 +12,8 @@
  *         log2(n) hops, for small messages (latency bound).
  *  hier   only one head per host is a member (the root on its host, the
  *         lowest rank elsewhere), hosts in the order root's host, next,
- *         ...; a chain for large messages, a binomial tree for small ones.
+ *         ...; a chain for large messages, a binomial tree for one chunk, a
+ *         flat fan-out for a few KiB.
  *         Each head then hands every chunk to the other ranks of its host
  *         through the arena's windows, chunk by chunk: the host stage of
  *         chunk k runs while the network still carries chunk k+1 (the TCP
@@ -33,7 +34,7 @@
 
 #define RELAY_MAX_CHILDREN 16
 
-enum relay_shape { RELAY_CHAIN, RELAY_TREE };
+enum relay_shape { RELAY_CHAIN, RELAY_TREE, RELAY_FLAT };
 
 struct relay_state {
     const struct obc__algo_ctx *ctx;
@@ -55,17 +56,28 @@ _Static_assert(sizeof(struct relay_state) <= OBC_ALGO_STATE_BYTES, "state must f
 
 enum { PH_RELAY, PH_HOST_START, PH_HOST, PH_NEXT };
 
-/* Binomial tree over positions 0..n-1 (0 is the root): a position's parent
- * clears its lowest set bit; its children add each lower power of two,
- * largest subtree first. */
-static void tree_links(int pos, int n, int *parent, int *children, int *nchildren)
+/* k-nomial tree over positions 0..n-1 (0 is the root): a position's parent
+ * clears its lowest nonzero base-`radix` digit; its children set one digit
+ * below that, the largest subtree first. Radix 2 is the binomial tree;
+ * radix >= n is a flat fan-out from the root. */
+static void tree_links(int pos, int n, int radix, int *parent, int *children, int *nchildren)
 {
-    int low = pos == 0 ? 1 << 30 : pos & -pos;
-    *parent = pos == 0 ? -1 : pos - low;
+    int low = n; /* the weight of pos's lowest nonzero digit (n: the root) */
+    if (pos > 0) {
+        for (low = 1; (pos / low) % radix == 0; low *= radix) {
+        }
+    }
+    *parent = pos == 0 ? -1 : pos - (pos / low) % radix * low;
     *nchildren = 0;
-    for (int step = 1 << 30; step > 0; step >>= 1) {
-        if (step < low && pos + step < n && *nchildren < RELAY_MAX_CHILDREN) {
-            children[(*nchildren)++] = pos + step;
+    int top = 0;
+    for (int step = 1; step < low && step < n; step *= radix) {
+        top = step;
+    }
+    for (int step = top; step >= 1; step /= radix) {
+        for (int j = 1; j < radix && pos + j * step < n; j++) {
+            if (*nchildren < RELAY_MAX_CHILDREN) {
+                children[(*nchildren)++] = pos + j * step;
+            }
         }
     }
 }
@@ -101,7 +113,8 @@ static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
         s->children[0] = s->nchildren ? member_rank(ctx, args->root, heads, pos + 1) : -1;
     } else if (s->member) {
         int parent, kids[RELAY_MAX_CHILDREN];
-        tree_links(pos, n, &parent, kids, &s->nchildren);
+        tree_links(pos, n, shape == RELAY_FLAT ? RELAY_MAX_CHILDREN : 2, &parent, kids,
+                   &s->nchildren);
         s->parent = parent < 0 ? -1 : member_rank(ctx, args->root, heads, parent);
         for (int i = 0; i < s->nchildren; i++) {
             s->children[i] = member_rank(ctx, args->root, heads, kids[i]);
@@ -216,6 +229,9 @@ static obc_result_t relay_step(void *state, struct obc__wait *w)
         case PH_HOST:
             res = s->host_stage ? win_gather_step(&s->host, w) : OBC_SUCCESS;
             s->phase = res == OBC_SUCCESS ? PH_NEXT : PH_HOST;
+            /* Across machines the next chunk comes at network speed: spinning
+             * for it would only take the CPU from the threads that read it. */
+            w->sleep_now = !s->ctx->arena_has_all;
             break;
         default:
             s->off += chunk_len(s);
@@ -242,16 +258,22 @@ static void tree_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
     relay_init(state, ctx, args, false, RELAY_TREE);
 }
 
-/* Heads relay by a tree while the message fits in a few chunks (latency
- * bound: log2(hosts) hops), else by a chain (bandwidth bound). Every rank
- * decides from the same numbers. */
-#define HIER_TREE_MAX_CHUNKS 1
+/* Heads relay by a tree while the message fits in one chunk (latency
+ * bound), else by a chain (bandwidth bound). A few KiB go out flat, from
+ * the root's head to up to RELAY_MAX_CHILDREN heads at once: a hop between
+ * hosts (kernel, wire, the receiving thread, the rank) costs 50-300 us,
+ * far more than a few extra small sends from one thread (on netlab at
+ * 0.2 ms delay, 8 B to 8 hosts: 1.14 ms as a binomial tree's 3 hops).
+ * Every rank decides from the same numbers. */
+#define HIER_FLAT_MAX_BYTES 4096
 
 static void hier_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     size_t chunk = obc__p2p_slot_bytes(ctx->p2p, args->root);
-    bool small = args->nbytes <= HIER_TREE_MAX_CHUNKS * chunk;
-    relay_init(state, ctx, args, true, small ? RELAY_TREE : RELAY_CHAIN);
+    enum relay_shape shape = args->nbytes <= HIER_FLAT_MAX_BYTES ? RELAY_FLAT
+        : args->nbytes <= chunk                                  ? RELAY_TREE
+                                                                 : RELAY_CHAIN;
+    relay_init(state, ctx, args, true, shape);
 }
 
 const struct obc__algo obc__bcast_chain = {OBC_COLL_BROADCAST, "chain", relay_supports, chain_init,
