@@ -13,7 +13,7 @@
  *  hier   only one head per host is a member (the root on its host, the
  *         lowest rank elsewhere), hosts in the order root's host, next,
  *         ...; a chain for large messages, a binomial tree for one chunk, a
- *         flat fan-out for a few KiB.
+ *         tree of radix 8 for a few KiB.
  *         Each head then hands every chunk to the other ranks of its host
  *         through the arena's windows, chunk by chunk: the host stage of
  *         chunk k runs while the network still carries chunk k+1 (the TCP
@@ -32,7 +32,10 @@
 #include "algo/p2p/p2p_msg.h"
 #include "algo/window/win_reduce.h"
 
-#define RELAY_MAX_CHILDREN 16
+/* A k-nomial position has at most (radix - 1) children per digit: radix 8
+ * over up to 8^10 members fits. */
+#define RELAY_MAX_CHILDREN 70
+#define RELAY_FLAT_RADIX 8
 
 enum relay_shape { RELAY_CHAIN, RELAY_TREE, RELAY_FLAT };
 
@@ -113,7 +116,7 @@ static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
         s->children[0] = s->nchildren ? member_rank(ctx, args->root, heads, pos + 1) : -1;
     } else if (s->member) {
         int parent, kids[RELAY_MAX_CHILDREN];
-        tree_links(pos, n, shape == RELAY_FLAT ? RELAY_MAX_CHILDREN : 2, &parent, kids,
+        tree_links(pos, n, shape == RELAY_FLAT ? RELAY_FLAT_RADIX : 2, &parent, kids,
                    &s->nchildren);
         s->parent = parent < 0 ? -1 : member_rank(ctx, args->root, heads, parent);
         for (int i = 0; i < s->nchildren; i++) {
@@ -259,8 +262,8 @@ static void tree_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
 }
 
 /* Heads relay by a tree while the message fits in one chunk (latency
- * bound), else by a chain (bandwidth bound). A few KiB go out flat, from
- * the root's head to up to RELAY_MAX_CHILDREN heads at once: a hop between
+ * bound), else by a chain (bandwidth bound). A few KiB go out by a tree of
+ * radix 8 (flat up to 8 hosts, 2 levels up to 64): a hop between
  * hosts (kernel, wire, the receiving thread, the rank) costs 50-300 us,
  * far more than a few extra small sends from one thread (on netlab at
  * 0.2 ms delay, 8 B to 8 hosts: 1.14 ms as a binomial tree's 3 hops).
