@@ -2,7 +2,8 @@
 /*
  * select_test.c - algorithm choice: OBC_ALGO parsing (good and bad
  * entries), the size thresholds, the single-rank case, a forced algorithm
- * that cannot run falling back, and the stamp separating operations.
+ * that cannot run falling back, ranks on several machines (no shared arena),
+ * and the stamp separating operations.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,8 +36,10 @@ static void parse_forced(void **state)
     assert_int_equal(obc__algo_parse_forced("", &t, &err), OBC_SUCCESS);
 }
 
-static const struct obc__algo *pick_coll(enum obc__coll coll, int nranks, int nhosts, size_t nbytes,
-                                         size_t nsegs, const struct obc__algo_tuning *t)
+/* nhosts hosts as algorithms see them; machines > 1: each has its own arena. */
+static const struct obc__algo *pick_on(enum obc__coll coll, int nranks, int nhosts, int machines,
+                                       size_t nbytes, size_t nsegs,
+                                       const struct obc__algo_tuning *t)
 {
     struct obc__algo_ctx ctx;
     struct obc__coll_args args;
@@ -46,7 +49,10 @@ static const struct obc__algo *pick_coll(enum obc__coll coll, int nranks, int nh
     ctx.nranks = nranks;
     ctx.nhosts = nhosts;
     ctx.arena = (struct obc__arena *)&ctx; /* non-NULL: the windows exist */
+    ctx.arena_has_all = machines == 1;
     ctx.world.n = nranks;
+    ctx.host.n = nranks / nhosts;
+    ctx.leaders.n = nhosts;
     ctx.scratch_bytes = 1 << 20;
     args.coll = coll;
     args.nbytes = nbytes;
@@ -54,6 +60,12 @@ static const struct obc__algo *pick_coll(enum obc__coll coll, int nranks, int nh
     const struct obc__algo *a = obc__algo_select(&ctx, t, &args, why, sizeof(why));
     assert_true(strlen(why) > 0); /* every choice says why */
     return a;
+}
+
+static const struct obc__algo *pick_coll(enum obc__coll coll, int nranks, int nhosts, size_t nbytes,
+                                         size_t nsegs, const struct obc__algo_tuning *t)
+{
+    return pick_on(coll, nranks, nhosts, 1, nbytes, nsegs, t);
 }
 
 static const struct obc__algo *pick(int nranks, size_t nbytes, size_t nsegs,
@@ -101,6 +113,32 @@ static void thresholds(void **state)
     assert_ptr_equal(pick(1, 8, 1, &t), &obc__bcast_self);
 }
 
+/* Ranks on 4 machines: nothing that needs every rank in one arena runs. */
+static void across_machines(void **state)
+{
+    struct obc__algo_tuning t;
+    (void)state;
+    memset(&t, 0, sizeof(t));
+    obc__algo_default_tuning(&t, 2);
+    t.ncpus = 2;
+    assert_ptr_equal(pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 8, 1, &t), &obc__bcast_hier);
+    assert_ptr_equal(pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 64 << 20, 3, &t), &obc__bcast_hier);
+    assert_ptr_equal(pick_on(OBC_COLL_ALLREDUCE, 8, 4, 4, 8, 1, &t), &obc__allreduce_hier);
+    assert_ptr_equal(pick_on(OBC_COLL_ALLGATHER, 8, 4, 4, 8, 1, &t), &obc__allgather_ring);
+    assert_ptr_equal(pick_on(OBC_COLL_REDUCE, 8, 4, 4, 8, 1, &t), &obc__reduce_ring);
+    assert_ptr_equal(pick_on(OBC_COLL_REDUCE_SCATTER, 8, 4, 4, 8, 1, &t),
+                     &obc__reduce_scatter_ring);
+    assert_ptr_equal(pick_on(OBC_COLL_BARRIER, 8, 4, 4, 0, 0, &t), &obc__barrier_dissem);
+    /* forced shared-memory algorithms cannot run there and fall back */
+    t.forced[OBC_COLL_BROADCAST] = &obc__bcast_arena;
+    t.forced[OBC_COLL_ALLREDUCE] = &obc__allreduce_shm;
+    assert_ptr_equal(pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 8, 1, &t), &obc__bcast_hier);
+    assert_ptr_equal(pick_on(OBC_COLL_ALLREDUCE, 8, 4, 4, 8, 1, &t), &obc__allreduce_hier);
+    /* the relays run on one machine too when forced */
+    t.forced[OBC_COLL_BROADCAST] = &obc__bcast_chain;
+    assert_ptr_equal(pick_on(OBC_COLL_BROADCAST, 8, 1, 1, 8, 1, &t), &obc__bcast_chain);
+}
+
 static void stamps_differ(void **state)
 {
     struct obc__coll_args a, b;
@@ -123,9 +161,8 @@ static void stamps_differ(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parse_forced),
-        cmocka_unit_test(thresholds),
-        cmocka_unit_test(reductions),
+        cmocka_unit_test(parse_forced),  cmocka_unit_test(thresholds),
+        cmocka_unit_test(reductions),    cmocka_unit_test(across_machines),
         cmocka_unit_test(stamps_differ),
     };
     obc__err_init(&err);
