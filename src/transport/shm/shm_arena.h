@@ -130,6 +130,7 @@ static inline void shm_wait_on(struct obc__wait *w, struct shm_flag *f, uint32_t
     w->sleepers = &f->sleepers;
     w->seen = seen;
     w->peer = peer;
+    w->sleep_now = false;
 }
 
 #endif

@@ -48,7 +48,7 @@ static int teardown(void **state)
 
 static void write_slot(uint64_t pos, uint64_t i)
 {
-    struct obc__wait w;
+    struct obc__wait w = {.peer = -1};
     unsigned char *slot = obc__arena_slot_acquire(writer, OBC_RING_EAGER, pos, &w);
     assert_non_null(slot);
     memset(slot, (int)(i & 0xff), 100);
@@ -57,7 +57,7 @@ static void write_slot(uint64_t pos, uint64_t i)
 
 static void read_slot(uint64_t pos, uint64_t i)
 {
-    struct obc__wait w;
+    struct obc__wait w = {.peer = -1};
     size_t n = 0;
     uint64_t stamp = 0;
     const unsigned char *got = obc__arena_slot_peek(reader, OBC_RING_EAGER, pos, &n, &stamp, &w);
@@ -70,7 +70,7 @@ static void read_slot(uint64_t pos, uint64_t i)
 
 static void slots_gate_both_ways(void **state)
 {
-    struct obc__wait w;
+    struct obc__wait w = {.peer = -1};
     size_t n;
     uint64_t stamp, depth = 4, total = 40;
     (void)state;
@@ -97,7 +97,7 @@ static void slots_gate_both_ways(void **state)
 
 static void counters_and_mailboxes(void **state)
 {
-    struct obc__wait w;
+    struct obc__wait w = {.peer = -1};
     uint64_t msg = 0, got = 0;
     (void)state;
     assert_false(obc__arena_counter_reached(reader, OBC_CTR_BARRIER, 2, &w));
@@ -113,7 +113,7 @@ static void counters_and_mailboxes(void **state)
 
 static void waits_time_out_then_abort(void **state)
 {
-    struct obc__wait w;
+    struct obc__wait w = {.peer = -1};
     (void)state;
     assert_false(obc__arena_counter_reached(reader, OBC_CTR_CMA_DONE, 5, &w));
     int64_t t0 = obc__now_ns();
