@@ -288,9 +288,10 @@ static void pump_send(struct obc__tcp *t, int peer)
 }
 
 /* Be woken when the rest of the current frame (up to LOWAT_MAX) has
- * arrived, not for every packet: on a shaped link that segments each
- * burst into MTU-sized packets, a wake-up per packet costs more CPU than
- * the copy. */
+ * arrived, not for every packet. Meant to save the thread wake-ups per
+ * MTU-sized packet on a shaped link; measured on netlab (8 hosts at
+ * 500 Mbit/s, 64 MiB) it changed nothing visible (2.79 s before, 2.77 s
+ * after): the cost there was the shaper's (see SEND_PIECE). */
 #define LOWAT_MAX (128 * 1024)
 
 static void want_bytes(struct link *l, size_t len)
