@@ -130,15 +130,25 @@ static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
             slice = timeout - waited;
         }
         obc_result_t res = obc__arena_wait(e->ctx.arena, w, slice > 0 ? slice : 1);
-        if (res == OBC_ERR_PEER_LOST) { /* a rank of this host died: tell the other hosts */
+        if (res != OBC_SUCCESS && res != OBC_ERR_TIMEOUT) {
+            /* This host's verdict (a rank died, or one aborted) comes first,
+             * and goes to the other hosts too. */
             obc__p2p_tell_failure(e->ctx.p2p, res, obc__arena_culprit(e->ctx.arena));
             return res;
         }
-        obc_result_t links = obc__p2p_health(e->ctx.p2p);
+        int blame = -1;
+        obc_result_t links = obc__p2p_health(e->ctx.p2p, &blame);
         if (links != OBC_SUCCESS) {
-            return links; /* a connection failed: whatever this wait was for */
+            /* A connection failed, whatever this wait was for. The ranks of
+             * this host may be waiting on this one: they name the same rank,
+             * unless it is a timeout's, which names only whom a rank waited
+             * for (they time out on their own, naming what they see). */
+            if (links != OBC_ERR_TIMEOUT) {
+                obc__arena_abort(e->ctx.arena, links, blame);
+            }
+            return links;
         }
-        if (res != OBC_ERR_TIMEOUT) {
+        if (res == OBC_SUCCESS) {
             return res;
         }
         waited += slice;
@@ -147,7 +157,11 @@ static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
             return res;
         }
         if (timeout >= 0 && waited >= timeout) {
-            return timeout_error(e, op, w);
+            /* Tell the other hosts before this rank leaves: to them a
+             * goodbye in mid-operation would look like a lost peer. */
+            res = timeout_error(e, op, w);
+            obc__p2p_tell_failure(e->ctx.p2p, res, w->peer >= 0 ? w->peer : e->ctx.rank);
+            return res;
         }
     }
 }

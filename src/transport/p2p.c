@@ -21,7 +21,7 @@
 struct obc__p2p {
     struct obc__arena *arena;
     struct obc__tcp *tcp; /* NULL when every peer shares this host */
-    int nranks;
+    int rank, nranks;
     int *link_of; /* [nranks]: TCP link index, -1 for a peer on this host */
     int *rank_of_link; /* [nlinks] */
     char (*addr_of_link)[48]; /* [nlinks]: for messages */
@@ -90,6 +90,7 @@ obc_result_t obc__p2p_create(const struct obc__p2p_setup *s, struct obc__err *er
         res = obc__err_set(err, OBC_ERR_NO_MEMORY, "p2p table");
     } else {
         p->arena = s->arena;
+        p->rank = s->rank;
         p->nranks = s->nranks;
         p->slot_bytes = s->slot_bytes;
         p->err = err;
@@ -121,7 +122,7 @@ void obc__p2p_destroy(struct obc__p2p *p, int64_t drain_ns)
 void obc__p2p_abort(struct obc__p2p *p)
 {
     if (p != NULL && p->tcp != NULL) {
-        obc__tcp_abort(p->tcp);
+        obc__tcp_abort(p->tcp, p->rank);
     }
 }
 
@@ -132,7 +133,7 @@ void obc__p2p_tell_failure(struct obc__p2p *p, obc_result_t code, int culprit)
     }
 }
 
-obc_result_t obc__p2p_health(struct obc__p2p *p)
+obc_result_t obc__p2p_health(struct obc__p2p *p, int *blame)
 {
     for (int l = 0; p->tcp != NULL && l < p->nlinks; l++) {
         obc_result_t code = obc__tcp_link_error(p->tcp, l);
@@ -142,15 +143,34 @@ obc_result_t obc__p2p_health(struct obc__p2p *p)
         int from = p->rank_of_link[l], culprit = obc__tcp_link_culprit(p->tcp, l);
         char silent[256];
         obc__p2p_describe_silent(p, 1500000000ll, silent, sizeof(silent));
-        obc__p2p_tell_failure(p, code, culprit >= 0 ? culprit : from);
+        *blame = culprit >= 0 ? culprit : from;
+        obc__p2p_tell_failure(p, code, *blame);
         if (culprit >= 0 && code == OBC_ERR_PEER_LOST) {
             return obc__err_set(p->err, code, "rank %d was lost (rank %d (%s) saw it go)%s",
                                 culprit, from, p->addr_of_link[l], silent);
+        }
+        if (culprit >= 0 && code == OBC_ERR_TIMEOUT) {
+            char whom[32] = "";
+            if (culprit != from) {
+                snprintf(whom, sizeof(whom), " waiting for rank %d", culprit);
+            }
+            return obc__err_set(p->err, code, "rank %d (%s) timed out%s%s", from,
+                                p->addr_of_link[l], whom, silent);
+        }
+        if (culprit == from && code == OBC_ERR_ABORTED) {
+            return obc__err_set(p->err, code, "rank %d (%s) aborted the communicator%s", from,
+                                p->addr_of_link[l], silent);
         }
         if (culprit >= 0) {
             return obc__err_set(p->err, code,
                                 "rank %d (%s) reports its communicator broken by rank %d (%s)%s",
                                 from, p->addr_of_link[l], culprit, obc_strerror(code), silent);
+        }
+        if (code == OBC_ERR_PEER_LOST && obc__tcp_link_departed(p->tcp, l)) {
+            return obc__err_set(p->err, code,
+                                "rank %d (%s) left the communicator (obc_comm_destroy) while this "
+                                "rank still had data for it%s",
+                                from, p->addr_of_link[l], silent);
         }
         if (code == OBC_ERR_PROTOCOL) {
             return obc__err_set(p->err, code,

@@ -241,8 +241,9 @@ void obc__p2p_tell_failure(struct obc__p2p *p, obc_result_t code, int culprit);
 /* Break every connection now (obc_comm_abort): remote peers see it at once. */
 void obc__p2p_abort(struct obc__p2p *p);
 /* OBC_SUCCESS, or the error of a failed connection, with a message naming
- * the rank (peer lost, malformed data). Cheap: called between waits. */
-obc_result_t obc__p2p_health(struct obc__p2p *p);
+ * the rank (peer lost, malformed data) and that rank in *blame. Cheap:
+ * called between waits. */
+obc_result_t obc__p2p_health(struct obc__p2p *p, int *blame);
 /* Remote peers that sent nothing (not even a heartbeat) for at least
  * min_ns, as "; nothing heard from rank 4 (10.77.0.3) for 6.1 s, ...", or
  * "" when none: for error messages. */

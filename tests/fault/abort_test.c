@@ -5,9 +5,12 @@
  * printed): the aborting rank is the root of the broadcast the others wait
  * in; or it skips a barrier the others wait in; or a helper thread aborts
  * while its own main thread is blocked in a broadcast. Afterwards every
- * call on the aborted comm fails at once, on the aborting rank too.
+ * call on the aborted comm fails at once, on the aborting rank too, and
+ * every message names the aborting rank. The tcp variant puts ranks 0-1
+ * and 2-3 on two "hosts", so the abort crosses a TCP link.
  */
 /* obct: timeout=90 */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 timeout=90 */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +122,7 @@ static void run(enum scenario sc)
                names[sc], r, obct_rc_name(rep->rc), rep->t_event - t_abort,
                obct_rc_name(rep->rc_after), rep->after_s, rep->msg);
         OBCT_CHECK(rep->rc == OBC_ERR_ABORTED || rep->rc == OBC_ERR_PEER_LOST);
+        OBCT_CHECK(obct_msg_names_rank(rep->msg, ABORTER));
         OBCT_CHECK_LE_DBL(rep->t_event - t_abort, LIMIT_S);
         OBCT_CHECK(rep->t_event >= t_abort);
         OBCT_CHECK(rep->rc_after != OBC_SUCCESS && rep->rc_after != OBC_IN_PROGRESS);

@@ -31,7 +31,7 @@
 #include "transport/transport.h"
 
 #define SHM_MAGIC 0x4f42434du /* "OBCM" */
-#define SHM_VERSION 3
+#define SHM_VERSION 4
 #define SHM_LINE 64
 
 struct shm_flag {
@@ -61,8 +61,9 @@ struct shm_header {
     uint64_t chan_slot_bytes;
     uint64_t chan_hdr_off;
     uint64_t chan_payload_off;
-    _Alignas(SHM_LINE) _Atomic uint32_t abort_code; /* 0, or the obc_result_t that broke it */
-    _Atomic int32_t abort_rank;
+    /* 0, or (the obc_result_t that broke it << 32 | the rank it names):
+     * one word, so the first reason and its rank win together. */
+    _Alignas(SHM_LINE) _Atomic uint64_t abort_word;
 };
 
 struct shm_mailbox {

@@ -42,28 +42,26 @@ uint32_t obc__shm_flag_add(struct shm_flag *f, uint32_t delta)
 
 void obc__arena_abort(struct obc__arena *a, obc_result_t code, int culprit_rank)
 {
-    uint32_t none = 0;
-    atomic_store_explicit(&a->hdr->abort_rank, culprit_rank, memory_order_relaxed);
+    uint64_t none = 0, word = (uint64_t)(uint32_t)code << 32 | (uint32_t)culprit_rank;
     /* The first reason wins; later ones are consequences. */
-    atomic_compare_exchange_strong_explicit(&a->hdr->abort_code, &none, (uint32_t)code,
-                                            memory_order_release, memory_order_relaxed);
+    atomic_compare_exchange_strong_explicit(&a->hdr->abort_word, &none, word, memory_order_release,
+                                            memory_order_relaxed);
 }
 
 int obc__arena_culprit(const struct obc__arena *a)
 {
-    if (atomic_load_explicit(&a->hdr->abort_code, memory_order_acquire) == 0) {
-        return -1;
-    }
-    return atomic_load_explicit(&a->hdr->abort_rank, memory_order_relaxed);
+    uint64_t word = atomic_load_explicit(&a->hdr->abort_word, memory_order_acquire);
+    return word == 0 ? -1 : (int)(int32_t)(uint32_t)word;
 }
 
-static obc_result_t report_abort(struct obc__arena *a, uint32_t code)
+static obc_result_t report_abort(struct obc__arena *a, uint64_t word)
 {
-    int who = atomic_load_explicit(&a->hdr->abort_rank, memory_order_relaxed);
+    uint32_t code = (uint32_t)(word >> 32);
+    int who = (int)(int32_t)(uint32_t)word;
     switch (code) {
     case OBC_ERR_PEER_LOST:
-        return obc__err_set(a->err, OBC_ERR_PEER_LOST, "rank %d was lost (its process exited)",
-                            who);
+        return obc__err_set(a->err, OBC_ERR_PEER_LOST,
+                            "rank %d was lost (its process exited or became unreachable)", who);
     case OBC_ERR_MISMATCH:
         return obc__err_set(a->err, OBC_ERR_MISMATCH,
                             "rank %d found ranks disagreeing on a collective; see its log", who);
@@ -74,8 +72,8 @@ static obc_result_t report_abort(struct obc__arena *a, uint32_t code)
 
 static obc_result_t check_abort(struct obc__arena *a)
 {
-    uint32_t code = atomic_load_explicit(&a->hdr->abort_code, memory_order_acquire);
-    return code == 0 ? OBC_SUCCESS : report_abort(a, code);
+    uint64_t word = atomic_load_explicit(&a->hdr->abort_word, memory_order_acquire);
+    return word == 0 ? OBC_SUCCESS : report_abort(a, word);
 }
 
 static obc_result_t check_peers(struct obc__arena *a)

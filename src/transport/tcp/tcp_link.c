@@ -64,6 +64,7 @@ struct link {
     bool ctl_pending;
     bool bye_queued;
     bool fail_sent;
+    bool shut; /* aborting: the socket is shut down */
     _Atomic bool told; /* our failure notice is out (or the link is dead) */
     _Atomic int remote_culprit; /* from the peer's failure notice; -1: none */
     bool want_out; /* the socket is full: wait for it to drain */
@@ -87,6 +88,8 @@ struct obc__tcp {
     int wakeup;
     _Atomic bool stop;
     _Atomic bool closing;
+    _Atomic bool aborting; /* shut each socket once its failure notice is out */
+    _Atomic int64_t abort_deadline_ns; /* ... or at this time at the latest */
     _Atomic uint64_t failure; /* (code << 32 | culprit) to tell every peer; 0: none */
     bool thread_started;
     pthread_t thread;
@@ -174,7 +177,10 @@ obc_result_t obc__tcp_attach(struct obc__tcp *t, int peer, int fd)
     return OBC_SUCCESS;
 }
 
-/* The link is dead: remember why, and wake everyone who waits on it. */
+/* The link is dead: remember why, and wake everyone who waits on it.
+ * The wake moves the indexes waiters sleep on (a futex needs the word to
+ * change), so nothing may pump a failed link again: its send tail no
+ * longer says which frames were published. */
 static void fail_link(struct link *l, obc_result_t code)
 {
     int none = 0;
@@ -182,6 +188,12 @@ static void fail_link(struct link *l, obc_result_t code)
         advance(&l->send.tail);
         advance(&l->recv.head);
     }
+}
+
+/* Why a socket call failed: our own abort shut it, or the peer is gone. */
+static obc_result_t connection_lost(const struct link *l)
+{
+    return l->shut ? OBC_ERR_ABORTED : OBC_ERR_PEER_LOST;
 }
 
 /* Watch exactly what the link can act on: reading only while the receive
@@ -217,7 +229,7 @@ static bool send_control(struct link *l)
     ssize_t n = obc__sock_send_some(l->fd, (unsigned char *)&l->ctl + l->ctl_off,
                                     sizeof(l->ctl) - l->ctl_off);
     if (n < 0) {
-        fail_link(l, OBC_ERR_PEER_LOST);
+        fail_link(l, connection_lost(l));
         return false;
     }
     l->ctl_off += (size_t)n;
@@ -270,7 +282,7 @@ static void pump_send(struct obc__tcp *t, int peer)
         ssize_t n = obc__sock_send_two(l->fd, (const unsigned char *)h + l->send_off - done, in_hdr,
                                        l->send.mem + (size_t)k * t->slot_bytes + done, piece);
         if (n < 0) {
-            fail_link(l, OBC_ERR_PEER_LOST);
+            fail_link(l, connection_lost(l));
             return;
         }
         if (n == 0) {
@@ -330,7 +342,7 @@ static void pump_recv(struct obc__tcp *t, int peer)
         }
         ssize_t n = len > 0 ? obc__sock_recv_some(l->fd, to, len) : 0;
         if (n < 0) {
-            fail_link(l, OBC_ERR_PEER_LOST);
+            fail_link(l, connection_lost(l));
             return;
         }
         if (n == 0 && len > 0) {
@@ -388,11 +400,25 @@ static void tend(struct obc__tcp *t, int peer, int64_t now)
         return;
     }
     bool idle = send_ring_empty(l) && !l->ctl_pending;
-    if (idle && atomic_load(&t->closing) && !l->bye_queued) {
+    bool broken = atomic_load(&t->failure) != 0; /* its notice is the farewell, not a goodbye */
+    if (idle && atomic_load(&t->closing) && !l->bye_queued && !broken) {
         queue_control(l, FRAME_BYE);
         l->bye_queued = true;
     } else if (idle && !l->bye_queued && now - l->last_tx_ns >= BEAT_NS) {
         queue_control(l, FRAME_BEAT);
+    }
+}
+
+/* Aborting: shut the socket down once the peer has our failure notice
+ * (or the notice could not go out in time), so that the peer names the
+ * reason rather than a lost connection. */
+static void shut_when_told(struct obc__tcp *t, struct link *l)
+{
+    if (l->fd >= 0 && !l->shut &&
+        (atomic_load(&l->told) || atomic_load(&l->error) != 0 ||
+         obc__now_ns() >= atomic_load(&t->abort_deadline_ns))) {
+        obc__sock_shutdown(l->fd);
+        l->shut = true;
     }
 }
 
@@ -405,9 +431,14 @@ static void pump_link(struct obc__tcp *t, int peer)
     if (!atomic_load(&l->departed)) {
         pump_recv(t, peer);
     }
-    pump_send(t, peer);
+    if (atomic_load(&l->error) == 0) {
+        pump_send(t, peer);
+    }
     if (atomic_load(&l->error) == 0) {
         arm(t, peer);
+    }
+    if (atomic_load(&t->aborting)) {
+        shut_when_told(t, l);
     }
     if (l->bye_queued && !l->ctl_pending) {
         atomic_store(&l->done, true);
@@ -527,13 +558,17 @@ int obc__tcp_link_culprit(const struct obc__tcp *t, int peer)
     return atomic_load(&t->links[peer].remote_culprit);
 }
 
-void obc__tcp_abort(struct obc__tcp *t)
+bool obc__tcp_link_departed(const struct obc__tcp *t, int peer)
 {
-    for (int p = 0; p < t->nlinks; p++) {
-        if (t->links[p].fd >= 0) {
-            obc__sock_shutdown(t->links[p].fd);
-        }
-    }
+    return atomic_load(&t->links[peer].departed);
+}
+
+void obc__tcp_abort(struct obc__tcp *t, int self)
+{
+    obc__tcp_tell_failure(t, OBC_ERR_ABORTED, self);
+    atomic_store(&t->abort_deadline_ns, obc__now_ns() + TELL_MAX_NS);
+    atomic_store(&t->aborting, true);
+    obc__wakeup_signal(t->wakeup);
 }
 
 size_t obc__tcp_slot_bytes(const struct obc__tcp *t)

@@ -49,9 +49,13 @@ void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns);
 void obc__tcp_tell_failure(struct obc__tcp *t, obc_result_t code, int culprit);
 /* The rank a peer's failure notice named, or -1. */
 int obc__tcp_link_culprit(const struct obc__tcp *t, int peer);
-/* Shut every socket down (abort): peers see the connections close, and so
- * does this rank's own progress thread. */
-void obc__tcp_abort(struct obc__tcp *t);
+/* Whether the peer said goodbye (destroyed its communicator). */
+bool obc__tcp_link_departed(const struct obc__tcp *t, int peer);
+/* Abort: tell every peer that rank `self` aborted (unless a failure was
+ * told already), then shut each socket down once its notice is out (at
+ * most 0.2 s later). Peers name the reason instead of a lost connection;
+ * this rank's own progress thread sees its sockets close. */
+void obc__tcp_abort(struct obc__tcp *t, int self);
 
 size_t obc__tcp_slot_bytes(const struct obc__tcp *t);
 void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w);

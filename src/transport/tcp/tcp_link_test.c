@@ -7,7 +7,11 @@
  *    smaller than the traffic (so both rings wrap and fill);
  *  - a frame header with a wrong magic, and one announcing more than a
  *    slot, fail the link with OBC_ERR_PROTOCOL and wake the waiter;
- *  - a peer that goes away fails the link with OBC_ERR_PEER_LOST.
+ *  - a peer that goes away fails the link with OBC_ERR_PEER_LOST;
+ *  - a failure notice fails the peer's link with its code and culprit, and
+ *    the peer then sends nothing more (a failed link once sent a frame of
+ *    zeros, which its peer took for a protocol error);
+ *  - an abort tells the peer who aborted before the connection closes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -175,13 +179,65 @@ static void peer_gone(void **state)
     raw_bytes_fail(NULL, 0, OBC_ERR_PEER_LOST);
 }
 
+/* Wait until link 0 of t fails; its error. */
+static obc_result_t wait_for_failure(struct obc__tcp *t)
+{
+    int64_t deadline = obc__now_ns() + 5000000000ll;
+    while (obc__tcp_link_error(t, 0) == OBC_SUCCESS) {
+        assert_true(obc__now_ns() < deadline);
+        obc__sleep_ns(1000000);
+    }
+    return obc__tcp_link_error(t, 0);
+}
+
+static void notice_then_silence(void **state)
+{
+    struct obc__err err;
+    int fa, fb;
+    (void)state;
+    obc__err_init(&err);
+    socket_pair(&fa, &fb);
+    struct obc__tcp *a = one_link(fa, &err), *b = one_link(fb, &err);
+    obc__tcp_tell_failure(a, OBC_ERR_PEER_LOST, 7);
+    assert_int_equal(wait_for_failure(b), OBC_ERR_PEER_LOST);
+    assert_int_equal(obc__tcp_link_culprit(b, 0), 7);
+    /* Long enough for b's thread to pump its failed link a few times. */
+    obc__sleep_ns(300000000);
+    assert_int_equal(obc__tcp_link_error(a, 0), OBC_SUCCESS);
+    struct obc__wait w = {.peer = -1};
+    size_t n;
+    uint64_t stamp;
+    assert_null(obc__tcp_recv_peek(a, 0, &n, &stamp, &w));
+    obc__tcp_destroy(b, 0);
+    obc__tcp_destroy(a, 0);
+    obc__err_fini(&err);
+}
+
+static void abort_names_aborter(void **state)
+{
+    struct obc__err err;
+    int fa, fb;
+    (void)state;
+    obc__err_init(&err);
+    socket_pair(&fa, &fb);
+    struct obc__tcp *a = one_link(fa, &err), *b = one_link(fb, &err);
+    obc__tcp_abort(a, 3);
+    assert_int_equal(wait_for_failure(b), OBC_ERR_ABORTED);
+    assert_int_equal(obc__tcp_link_culprit(b, 0), 3);
+    assert_false(obc__tcp_link_departed(b, 0));
+    /* The aborting side's own socket is shut: its link fails too, as aborted. */
+    assert_int_equal(wait_for_failure(a), OBC_ERR_ABORTED);
+    obc__tcp_destroy(b, 0);
+    obc__tcp_destroy(a, 0);
+    obc__err_fini(&err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(frames_both_ways),
-        cmocka_unit_test(bad_magic),
-        cmocka_unit_test(oversized_frame),
-        cmocka_unit_test(peer_gone),
+        cmocka_unit_test(frames_both_ways),    cmocka_unit_test(bad_magic),
+        cmocka_unit_test(oversized_frame),     cmocka_unit_test(peer_gone),
+        cmocka_unit_test(notice_then_silence), cmocka_unit_test(abort_names_aborter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
