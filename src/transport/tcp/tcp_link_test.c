@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -190,54 +191,70 @@ static obc_result_t wait_for_failure(struct obc__tcp *t)
     return obc__tcp_link_error(t, 0);
 }
 
+/* Two linked struct obc__tcp, for the tests that break the link. */
+struct pair {
+    struct obc__err err;
+    struct obc__tcp *a, *b;
+};
+
+static int pair_up(void **state)
+{
+    struct pair *p = calloc(1, sizeof(*p));
+    int fa, fb;
+    assert_non_null(p);
+    obc__err_init(&p->err);
+    socket_pair(&fa, &fb);
+    p->a = one_link(fa, &p->err);
+    p->b = one_link(fb, &p->err);
+    *state = p;
+    return 0;
+}
+
+static int pair_down(void **state)
+{
+    struct pair *p = *state;
+    obc__tcp_destroy(p->b, 0);
+    obc__tcp_destroy(p->a, 0);
+    obc__err_fini(&p->err);
+    free(p);
+    return 0;
+}
+
 static void notice_then_silence(void **state)
 {
-    struct obc__err err;
-    int fa, fb;
-    (void)state;
-    obc__err_init(&err);
-    socket_pair(&fa, &fb);
-    struct obc__tcp *a = one_link(fa, &err), *b = one_link(fb, &err);
-    obc__tcp_tell_failure(a, OBC_ERR_PEER_LOST, 7);
-    assert_int_equal(wait_for_failure(b), OBC_ERR_PEER_LOST);
-    assert_int_equal(obc__tcp_link_culprit(b, 0), 7);
+    struct pair *p = *state;
+    obc__tcp_tell_failure(p->a, OBC_ERR_PEER_LOST, 7);
+    assert_int_equal(wait_for_failure(p->b), OBC_ERR_PEER_LOST);
+    assert_int_equal(obc__tcp_link_culprit(p->b, 0), 7);
     /* Long enough for b's thread to pump its failed link a few times. */
     obc__sleep_ns(300000000);
-    assert_int_equal(obc__tcp_link_error(a, 0), OBC_SUCCESS);
+    assert_int_equal(obc__tcp_link_error(p->a, 0), OBC_SUCCESS);
     struct obc__wait w = {.peer = -1};
     size_t n;
     uint64_t stamp;
-    assert_null(obc__tcp_recv_peek(a, 0, &n, &stamp, &w));
-    obc__tcp_destroy(b, 0);
-    obc__tcp_destroy(a, 0);
-    obc__err_fini(&err);
+    assert_null(obc__tcp_recv_peek(p->a, 0, &n, &stamp, &w));
 }
 
 static void abort_names_aborter(void **state)
 {
-    struct obc__err err;
-    int fa, fb;
-    (void)state;
-    obc__err_init(&err);
-    socket_pair(&fa, &fb);
-    struct obc__tcp *a = one_link(fa, &err), *b = one_link(fb, &err);
-    obc__tcp_abort(a, 3);
-    assert_int_equal(wait_for_failure(b), OBC_ERR_ABORTED);
-    assert_int_equal(obc__tcp_link_culprit(b, 0), 3);
-    assert_false(obc__tcp_link_departed(b, 0));
+    struct pair *p = *state;
+    obc__tcp_abort(p->a, 3);
+    assert_int_equal(wait_for_failure(p->b), OBC_ERR_ABORTED);
+    assert_int_equal(obc__tcp_link_culprit(p->b, 0), 3);
+    assert_false(obc__tcp_link_departed(p->b, 0));
     /* The aborting side's own socket is shut: its link fails too, as aborted. */
-    assert_int_equal(wait_for_failure(a), OBC_ERR_ABORTED);
-    obc__tcp_destroy(b, 0);
-    obc__tcp_destroy(a, 0);
-    obc__err_fini(&err);
+    assert_int_equal(wait_for_failure(p->a), OBC_ERR_ABORTED);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(frames_both_ways),    cmocka_unit_test(bad_magic),
-        cmocka_unit_test(oversized_frame),     cmocka_unit_test(peer_gone),
-        cmocka_unit_test(notice_then_silence), cmocka_unit_test(abort_names_aborter),
+        cmocka_unit_test(frames_both_ways),
+        cmocka_unit_test(bad_magic),
+        cmocka_unit_test(oversized_frame),
+        cmocka_unit_test(peer_gone),
+        cmocka_unit_test_setup_teardown(notice_then_silence, pair_up, pair_down),
+        cmocka_unit_test_setup_teardown(abort_names_aborter, pair_up, pair_down),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
