@@ -95,6 +95,26 @@ static int member_rank(const struct obc__algo_ctx *ctx, int root, bool heads, in
     return h == ctx->host_of[root] ? root : ctx->leaders.ranks[h];
 }
 
+/* A chain of n members takes (chunks + n - 2) chunk times: a message of a
+ * few slots spends most of them filling the pipe (1 MiB in 256 KiB slots
+ * to 8 hosts: 4 chunks and 6 of fill, 45% of the link on netlab; 85% cut
+ * this way). So a chain cuts a message into at least CHAIN_CHUNKS_PER_HOP
+ * chunks per hop, none larger than a slot and none smaller than
+ * CHAIN_MIN_CHUNK: each chunk costs a frame and thread wake-ups on every
+ * hop (a 16 KiB floor made 1 MiB 25% slower over loopback). Measured in
+ * docs/perf/multihost.md. A chain of two has no pipe to fill. */
+#define CHAIN_CHUNKS_PER_HOP 8
+#define CHAIN_MIN_CHUNK (64 * 1024)
+
+static size_t chain_chunk(size_t slot, size_t nbytes, int members)
+{
+    if (members <= 2 || slot <= CHAIN_MIN_CHUNK) {
+        return slot;
+    }
+    size_t want = nbytes / (CHAIN_CHUNKS_PER_HOP * (size_t)(members - 1)) & ~(size_t)4095;
+    return want < CHAIN_MIN_CHUNK ? CHAIN_MIN_CHUNK : want < slot ? want : slot;
+}
+
 static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
                        const struct obc__coll_args *args, bool heads, enum relay_shape shape)
 {
@@ -110,6 +130,9 @@ static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
     }
     s->member = pos >= 0;
     s->parent = -1;
+    if (shape == RELAY_CHAIN) {
+        s->chunk = chain_chunk(s->chunk, args->nbytes, n); /* the same on every rank */
+    }
     if (s->member && shape == RELAY_CHAIN) {
         s->parent = pos > 0 ? member_rank(ctx, args->root, heads, pos - 1) : -1;
         s->nchildren = pos + 1 < n;
