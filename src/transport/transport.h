@@ -39,6 +39,25 @@ struct obc__wait {
                      * only take the CPU from the thread that reads it */
 };
 
+/* Why a communicator broke, as one word: (code << 32 | the rank it names),
+ * 0 for none. One word so that the first reason and its rank are set (and
+ * read) together: the host segment's abort word and a TCP failure notice
+ * carry it. */
+static inline uint64_t obc__verdict_word(obc_result_t code, int rank)
+{
+    return (uint64_t)(uint32_t)code << 32 | (uint32_t)rank;
+}
+
+static inline obc_result_t obc__verdict_code(uint64_t word)
+{
+    return (obc_result_t)(int32_t)(uint32_t)(word >> 32);
+}
+
+static inline int obc__verdict_rank(uint64_t word)
+{
+    return (int)(int32_t)(uint32_t)word;
+}
+
 /* ------------------------------------------------------------------ arena */
 
 struct obc__arena;

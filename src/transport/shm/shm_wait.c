@@ -42,7 +42,7 @@ uint32_t obc__shm_flag_add(struct shm_flag *f, uint32_t delta)
 
 void obc__arena_abort(struct obc__arena *a, obc_result_t code, int culprit_rank)
 {
-    uint64_t none = 0, word = (uint64_t)(uint32_t)code << 32 | (uint32_t)culprit_rank;
+    uint64_t none = 0, word = obc__verdict_word(code, culprit_rank);
     /* The first reason wins; later ones are consequences. */
     atomic_compare_exchange_strong_explicit(&a->hdr->abort_word, &none, word, memory_order_release,
                                             memory_order_relaxed);
@@ -51,13 +51,13 @@ void obc__arena_abort(struct obc__arena *a, obc_result_t code, int culprit_rank)
 int obc__arena_culprit(const struct obc__arena *a)
 {
     uint64_t word = atomic_load_explicit(&a->hdr->abort_word, memory_order_acquire);
-    return word == 0 ? -1 : (int)(int32_t)(uint32_t)word;
+    return word == 0 ? -1 : obc__verdict_rank(word);
 }
 
 static obc_result_t report_abort(struct obc__arena *a, uint64_t word)
 {
-    uint32_t code = (uint32_t)(word >> 32);
-    int who = (int)(int32_t)(uint32_t)word;
+    int who = obc__verdict_rank(word);
+    obc_result_t code = obc__verdict_code(word);
     switch (code) {
     case OBC_ERR_PEER_LOST:
         return obc__err_set(a->err, OBC_ERR_PEER_LOST,
@@ -65,8 +65,11 @@ static obc_result_t report_abort(struct obc__arena *a, uint64_t word)
     case OBC_ERR_MISMATCH:
         return obc__err_set(a->err, OBC_ERR_MISMATCH,
                             "rank %d found ranks disagreeing on a collective; see its log", who);
-    default:
+    case OBC_ERR_ABORTED:
         return obc__err_set(a->err, OBC_ERR_ABORTED, "communicator aborted by rank %d", who);
+    default: /* e.g. a connection of another rank here failed (malformed data from `who`) */
+        return obc__err_set(a->err, OBC_ERR_ABORTED, "communicator broken by rank %d (%s)", who,
+                            obc_strerror(code));
     }
 }
 

@@ -30,9 +30,8 @@
 #define FRAME_DATA 0x4f424354u /* "OBCT" */
 #define FRAME_BEAT 0x4f424342u /* "OBCB": heartbeat, no payload */
 #define FRAME_BYE 0x4f424358u /* "OBCX": the sender is leaving, no payload */
-#define FRAME_FAIL \
-    0x4f424346u /* "OBCF": the sender's communicator broke; stamp = code, culprit \
-                 */
+/* "OBCF": the sender's communicator broke, stamp = obc__verdict_word (why, whom) */
+#define FRAME_FAIL 0x4f424346u
 #define WAKE_TAG UINT64_MAX
 #define BEAT_NS 500000000ll /* a link idle this long sends a heartbeat */
 
@@ -65,7 +64,7 @@ struct link {
     bool bye_queued;
     bool fail_sent;
     bool shut; /* aborting: the socket is shut down */
-    _Atomic bool told; /* our failure notice is out (or the link is dead) */
+    _Atomic bool told; /* our failure notice is out */
     _Atomic int remote_culprit; /* from the peer's failure notice; -1: none */
     bool want_out; /* the socket is full: wait for it to drain */
     _Atomic bool recv_paused; /* the receive ring is full: no reading until a release */
@@ -90,7 +89,7 @@ struct obc__tcp {
     _Atomic bool closing;
     _Atomic bool aborting; /* shut each socket once its failure notice is out */
     _Atomic int64_t abort_deadline_ns; /* ... or at this time at the latest */
-    _Atomic uint64_t failure; /* (code << 32 | culprit) to tell every peer; 0: none */
+    _Atomic uint64_t failure; /* obc__verdict_word to tell every peer; 0: none */
     bool thread_started;
     pthread_t thread;
 };
@@ -355,8 +354,8 @@ static void pump_recv(struct obc__tcp *t, int peer)
         l->recv_off += (size_t)n;
         if (l->recv_off == sizeof(l->incoming) && l->incoming.nbytes == 0 &&
             l->incoming.magic == FRAME_FAIL) {
-            atomic_store(&l->remote_culprit, (int)(int32_t)(uint32_t)l->incoming.stamp);
-            obc_result_t code = (obc_result_t)(int32_t)(l->incoming.stamp >> 32);
+            atomic_store(&l->remote_culprit, obc__verdict_rank(l->incoming.stamp));
+            obc_result_t code = obc__verdict_code(l->incoming.stamp);
             fail_link(l, code != OBC_SUCCESS ? code : OBC_ERR_ABORTED);
             return;
         }
@@ -547,7 +546,7 @@ void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns)
 
 void obc__tcp_tell_failure(struct obc__tcp *t, obc_result_t code, int culprit)
 {
-    uint64_t none = 0, word = (uint64_t)(uint32_t)code << 32 | (uint32_t)culprit;
+    uint64_t none = 0, word = obc__verdict_word(code, culprit);
     if (atomic_compare_exchange_strong(&t->failure, &none, word)) {
         obc__wakeup_signal(t->wakeup);
     }
