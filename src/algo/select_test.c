@@ -74,14 +74,21 @@ static const struct obc__algo *pick(int nranks, size_t nbytes, size_t nsegs,
     return pick_coll(OBC_COLL_BROADCAST, nranks, 1, nbytes, nsegs, t);
 }
 
+/* Default tuning, as a host of `ncpus` CPUs gets it. */
+static struct obc__algo_tuning tuning_for(int ncpus)
+{
+    struct obc__algo_tuning t;
+    memset(&t, 0, sizeof(t));
+    obc__algo_default_tuning(&t, ncpus);
+    t.ncpus = ncpus;
+    return t;
+}
+
 /* The measured rules of select.c's within_host(), on a 2-CPU host. */
 static void reductions(void **state)
 {
-    struct obc__algo_tuning t;
+    struct obc__algo_tuning t = tuning_for(2);
     (void)state;
-    memset(&t, 0, sizeof(t));
-    obc__algo_default_tuning(&t, 2);
-    t.ncpus = 2;
     assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 1, 1, 8, 1, &t), &obc__allreduce_self);
     assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 2, 1, 8, 1, &t), &obc__allreduce_recdbl);
     assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, 8, 1, &t), &obc__allreduce_recdbl);
@@ -116,11 +123,8 @@ static void thresholds(void **state)
 /* Ranks on 4 machines: nothing that needs every rank in one arena runs. */
 static void across_machines(void **state)
 {
-    struct obc__algo_tuning t;
+    struct obc__algo_tuning t = tuning_for(2);
     (void)state;
-    memset(&t, 0, sizeof(t));
-    obc__algo_default_tuning(&t, 2);
-    t.ncpus = 2;
     assert_ptr_equal(pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 8, 1, &t), &obc__bcast_hier);
     assert_ptr_equal(pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 64 << 20, 3, &t), &obc__bcast_hier);
     assert_ptr_equal(pick_on(OBC_COLL_ALLREDUCE, 8, 4, 4, 8, 1, &t), &obc__allreduce_hier);
