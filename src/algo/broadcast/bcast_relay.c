@@ -101,7 +101,7 @@ static int member_rank(const struct obc__algo_ctx *ctx, int root, bool heads, in
  * this way). So a chain cuts a message into at least CHAIN_CHUNKS_PER_HOP
  * chunks per hop, none larger than a slot and none smaller than
  * CHAIN_MIN_CHUNK: each chunk costs a frame and thread wake-ups on every
- * hop (a 16 KiB floor made 1 MiB 25% slower over loopback). Measured in
+ * hop (a 16 KiB floor made 1 MiB 31% slower over loopback). Measured in
  * docs/perf/multihost.md. A chain of two has no pipe to fill. */
 #define CHAIN_CHUNKS_PER_HOP 8
 #define CHAIN_MIN_CHUNK (64 * 1024)
