@@ -25,6 +25,11 @@
  * One progress thread per struct obc__tcp drives every socket with epoll;
  * ranks wake it through an eventfd when they publish or release a slot. No
  * allocation after create: slots are allocated once.
+ *
+ * Files: tcp_link.c is the link (framing, the rings and socket state of
+ * one connection, the rank's calls below); tcp_progress.c is the thread
+ * and the life cycle (create ... destroy, failure notices, abort);
+ * tcp_impl.h is what the two share.
  */
 #ifndef OBC_TRANSPORT_TCP_LINK_H
 #define OBC_TRANSPORT_TCP_LINK_H
@@ -57,7 +62,6 @@ bool obc__tcp_link_departed(const struct obc__tcp *t, int peer);
  * this rank's own progress thread sees its sockets close. */
 void obc__tcp_abort(struct obc__tcp *t, int self);
 
-size_t obc__tcp_slot_bytes(const struct obc__tcp *t);
 void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w);
 void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp);
 void *obc__tcp_recv_peek(struct obc__tcp *t, int peer, size_t *nbytes, uint64_t *stamp,

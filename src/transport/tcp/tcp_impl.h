@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp_impl.h - what the link (tcp_link.c: framing, the rings and socket
+ * state of one connection) and its progress thread (tcp_progress.c: the
+ * epoll loop, heartbeats, goodbyes, drain and abort) share, private to
+ * transport/tcp. Nothing outside that folder includes it.
+ *
+ * Ring indexes are free-running uint32 counters: `head` is advanced by the
+ * producer, `tail` by the consumer; slot i % nslots. For the send ring the
+ * rank produces and the thread consumes; for the receive ring the reverse.
+ * Each index sits beside a sleepers count, so an advance calls futex_wake
+ * only when somebody sleeps on it.
+ *
+ * Threads: the fields marked (thread) are touched by the progress thread
+ * only; the atomics are how ranks and the thread see each other.
+ */
+#ifndef OBC_TRANSPORT_TCP_IMPL_H
+#define OBC_TRANSPORT_TCP_IMPL_H
+
+#include <pthread.h>
+
+#include "platform/platform.h"
+#include "transport/tcp/tcp_link.h"
+
+/* Frame kinds (a frame header's magic). Besides data, three control
+ * frames of a header only: a heartbeat on a link that sent nothing for
+ * BEAT_NS (so a peer can tell a silent host from a busy one), a goodbye
+ * when the communicator is destroyed (so the close that follows is a
+ * departure, not a lost peer), and a failure notice when this rank's
+ * communicator broke (which rank caused it), so that every rank names the
+ * culprit rather than the rank that closed its connection first. */
+#define FRAME_DATA 0x4f424354u /* "OBCT" */
+#define FRAME_BEAT 0x4f424342u /* "OBCB": heartbeat, no payload */
+#define FRAME_BYE 0x4f424358u /* "OBCX": the sender is leaving, no payload */
+/* "OBCF": the sender's communicator broke, stamp = obc__verdict_word (why, whom) */
+#define FRAME_FAIL 0x4f424346u
+#define BEAT_NS 500000000ll /* a link idle this long sends a heartbeat */
+
+struct obc__tcp_frame {
+    uint32_t magic;
+    uint32_t nbytes;
+    uint64_t stamp;
+};
+
+struct obc__tcp_index {
+    _Atomic uint32_t value;
+    _Atomic uint32_t sleepers;
+};
+
+struct obc__tcp_ring {
+    unsigned char *mem; /* nslots * slot_bytes */
+    struct obc__tcp_frame *hdrs; /* per slot: its frame's header */
+    struct obc__tcp_index head, tail;
+};
+
+struct obc__tcp_link {
+    int fd;
+    struct obc__tcp_ring send, recv;
+    size_t send_off; /* (thread) bytes of the current outgoing frame written */
+    size_t recv_off; /* (thread) bytes of the current incoming frame read */
+    struct obc__tcp_frame incoming; /* (thread) */
+    struct obc__tcp_frame ctl; /* (thread) a control frame to send between data frames */
+    size_t ctl_off;
+    bool ctl_pending;
+    bool bye_queued;
+    bool fail_sent;
+    bool shut; /* aborting: the socket is shut down */
+    _Atomic bool told; /* our failure notice is out */
+    _Atomic int remote_culprit; /* from the peer's failure notice; -1: none */
+    bool want_out; /* the socket is full: wait for it to drain */
+    _Atomic bool recv_paused; /* the receive ring is full: no reading until a release */
+    unsigned armed; /* (thread) the events the poller watches now (0: not watched) */
+    int lowat; /* (thread) the socket's SO_RCVLOWAT now */
+    int64_t last_tx_ns;
+    _Atomic int64_t last_rx_ns; /* when the peer was last heard (any bytes) */
+    _Atomic bool departed; /* the peer said goodbye */
+    _Atomic bool done; /* closing: the goodbye is out, or the link is dead */
+    _Atomic int error; /* obc_result_t, 0 while healthy */
+};
+
+struct obc__tcp {
+    int nlinks;
+    uint32_t nslots;
+    size_t slot_bytes;
+    struct obc__tcp_link *links;
+    struct obc__err *err;
+    int poller;
+    int wakeup; /* ranks signal it when they publish or release */
+    _Atomic bool stop;
+    _Atomic bool closing;
+    _Atomic bool aborting; /* shut each socket once its failure notice is out */
+    _Atomic int64_t abort_deadline_ns; /* ... or at this time at the latest */
+    _Atomic uint64_t failure; /* obc__verdict_word to tell every peer; 0: none */
+    bool thread_started;
+    pthread_t thread;
+};
+
+/* Waiters sleep on these words through obc__arena_wait, which uses shared
+ * futexes (its other words live in a shared segment); the wake must use
+ * the same kind to reach them. */
+static inline void obc__tcp_index_advance(struct obc__tcp_index *ix)
+{
+    atomic_fetch_add_explicit(&ix->value, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&ix->sleepers, memory_order_seq_cst) != 0) {
+        obc__futex_wake(&ix->value, true);
+    }
+}
+
+/* ---- tcp_link.c: one link, as the progress thread drives it ---- */
+
+/* Allocate the link's two rings (0, or -1 when out of memory); fini frees
+ * them and closes the socket, if any. fini is safe after a failed init. */
+int obc__tcp_link_init(struct obc__tcp_link *l, uint32_t nslots, size_t slot_bytes);
+void obc__tcp_link_fini(struct obc__tcp_link *l);
+/* The link is dead: remember why (the first reason wins) and wake
+ * everyone who waits on it. */
+void obc__tcp_link_fail(struct obc__tcp_link *l, obc_result_t code);
+/* Send a header-only frame of kind `magic` before the next data frame. */
+void obc__tcp_link_queue_control(struct obc__tcp_link *l, uint32_t magic);
+/* Nothing published waits to go out, no control frame either. */
+bool obc__tcp_link_idle(const struct obc__tcp_link *l);
+/* Progress thread only: read frames into free receive slots until the
+ * socket or the ring runs dry; write the pending control frame, a failure
+ * notice (once t->failure is set) and published send slots until the
+ * socket would block. A socket error fails the link. */
+void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer);
+void obc__tcp_link_pump_send(struct obc__tcp *t, int peer);
+
+#endif
