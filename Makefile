@@ -28,9 +28,11 @@ test: build
 demo: build
 	build/bin/obcrun -n 4 build/bin/obc-demo-broadcast
 
-# Sanitizer builds run the multi-process suites with a reduced size list
-# (OBCT_QUICK) and stretched timeouts; sizes are not what these look for.
-SAN_LABELS ?= unit|coll|fault|integration
+# Sanitizer builds run the unit tests and a chosen subset of the multi-process
+# suites (the "san" lines of tests/*/*.c: every mechanism once, see
+# tests/README.md) with a reduced size list (OBCT_QUICK) and stretched
+# timeouts; sizes and shapes are what the normal build sweeps.
+SAN_LABELS ?= unit|coll|variant|fault|integration
 asan:
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DOBC_SANITIZE=address \
 	    -DOBC_TEST_TIMEOUT_MULTIPLIER=5 >/dev/null

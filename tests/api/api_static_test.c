@@ -7,6 +7,7 @@
  * made without a communicator, and obc_hash64 (XXH3-64's published value
  * for empty input; content, not address, decides the hash).
  */
+/* obct: san */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -9,13 +9,13 @@
  * obc_ibroadcast returns at once (and obc_test says IN_PROGRESS) while the
  * root is late.
  */
-/* obct: nranks=1,2,3,4,5,8 */
+/* obct: nranks=1,2,3,4,5,8 san=3 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=64 */
 /* obct: name=eager env=OBC_ALGO=broadcast=eager nranks=2,4,8 */
 /* obct: name=arena env=OBC_ALGO=broadcast=arena nranks=2,4,8 */
-/* obct: name=cma env=OBC_ALGO=broadcast=cma nranks=2,4,8 */
+/* obct: name=cma env=OBC_ALGO=broadcast=cma nranks=2,4,8 san=2 */
 /* obct: name=chunk5003 env=OBC_ALGO=broadcast=arena env=OBC_CHUNK_BYTES=5003 nranks=3 */
-/* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 label=variant */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 label=variant san */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,14 +9,14 @@
  * after a group. Every buffer is checked (payload and guards) after
  * obc_group_end.
  */
-/* obct: nranks=1,2,3,4,5,8 */
+/* obct: nranks=1,2,3,4,5,8 san=4 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=64 */
 /* obct: name=eager env=OBC_ALGO=broadcast=eager nranks=2,4,8 */
 /* obct: name=arena env=OBC_ALGO=broadcast=arena nranks=2,4,8 */
 /* obct: name=cma env=OBC_ALGO=broadcast=cma nranks=2,4,8 */
-/* obct: name=check2 env=OBC_CHECK=2 nranks=2,5 */
+/* obct: name=check2 env=OBC_CHECK=2 nranks=2,5 san=2 */
 /* obct: name=bucket64k env=OBC_GROUP_BUCKET_BYTES=65536 nranks=3,4 */
-/* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 san */
 /* obct: name=tcp1 env=OBC_HOST_ID=rank/1 nranks=3 label=variant */
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,12 +13,12 @@
  * shared monotonic clock and broadcasts it; every rank's completion must be
  * later), and obc_test says IN_PROGRESS meanwhile.
  */
-/* obct: nranks=1,2,3,4,5,8 */
+/* obct: nranks=1,2,3,4,5,8 san=4 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=16,64 */
 /* clang-format off */
 /* obct: name=ring env=OBC_ALGO=allreduce=ring,allgather=ring,reduce_scatter=ring,reduce=ring nranks=3,5 */
 /* clang-format on */
-/* obct: name=dissemination env=OBC_ALGO=barrier=dissemination nranks=2,3,5,8 */
+/* obct: name=dissemination env=OBC_ALGO=barrier=dissemination nranks=2,3,5,8 san=3 */
 /* obct: name=hier_split2 env=OBC_ALGO=allreduce=hier env=OBC_HOST_SPLIT=2 nranks=4,5 */
 /* obct: name=check2 env=OBC_CHECK=2 nranks=3,8 */
 #include <sched.h>

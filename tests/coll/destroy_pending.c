@@ -7,7 +7,7 @@
  * and obc_wait after destroy report the finished result at once and free
  * them (under ASan nothing leaks).
  */
-/* obct: nranks=1,3,4 timeout=120 */
+/* obct: nranks=1,3,4 timeout=120 san=3 */
 #include "bcase.h"
 #include "obct.h"
 

@@ -11,7 +11,7 @@
  * result is checked (rcase.h: values, guards, unchanged sendbufs) after the
  * group, and allreduce/allgather results with obc_check_consistency.
  */
-/* obct: nranks=1,2,3,4,5,8 */
+/* obct: nranks=1,2,3,4,5,8 san=3 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=16,64 */
 /* obct: name=ring env=OBC_ALGO=allreduce=ring nranks=3,4 */
 /* obct: name=recdbl env=OBC_ALGO=allreduce=recdbl nranks=3,4 */

@@ -26,8 +26,8 @@
  * around every buffer are checked after the failure, on every rank, and the
  * sendbuf must be unchanged.
  */
-/* obct: timeout=240 */
-/* obct: name=check1 env=OBC_CHECK=1 timeout=240 */
+/* obct: timeout=240 san */
+/* obct: name=check1 env=OBC_CHECK=1 timeout=240 san */
 /* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=240 */
 /* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=300 */
 /* obct: name=check1_n8 env=OBC_CHECK=1 env=OBCT_FAULT_NRANKS=8 timeout=300 */

@@ -11,9 +11,9 @@
  * once (the comm is broken), and no /dev/shm segment may remain.
  */
 /* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=180 */
-/* obct: name=n4 env=OBCT_FAULT_NRANKS=4 timeout=180 */
+/* obct: name=n4 env=OBCT_FAULT_NRANKS=4 timeout=180 san */
 /* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=240 */
-/* obct: name=tcp_n4 env=OBCT_FAULT_NRANKS=4 env=OBC_HOST_ID=rank/2 timeout=180 */
+/* obct: name=tcp_n4 env=OBCT_FAULT_NRANKS=4 env=OBC_HOST_ID=rank/2 timeout=180 san */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

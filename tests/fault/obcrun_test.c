@@ -9,7 +9,7 @@
  * rank process survives and no new /dev/shm/obc* file remains. This process
  * is a child subreaper, so ranks orphaned by obcrun come back to it.
  */
-/* obct: timeout=120 serial */
+/* obct: timeout=120 serial san */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>

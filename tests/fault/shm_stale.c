@@ -9,7 +9,7 @@
  * must remove the first, keep the second, leave none of its own, and
  * broadcast verified data.
  */
-/* obct: timeout=60 */
+/* obct: timeout=60 san */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdbool.h>

@@ -9,7 +9,7 @@
  * call must fail at once. The stopped rank is killed afterwards.
  */
 /* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=90 */
-/* obct: name=n4 env=OBCT_FAULT_NRANKS=4 timeout=90 */
+/* obct: name=n4 env=OBCT_FAULT_NRANKS=4 timeout=90 san */
 /* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=90 */
 #include <signal.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * broadcast=eager/arena/cma); an unknown algorithm name fails the init
  * with a message that names it.
  */
-/* obct: timeout=120 */
+/* obct: timeout=120 san */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

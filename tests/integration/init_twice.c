@@ -7,7 +7,7 @@
  * wait for; the others must still have finished their rendezvous, which
  * holds only if the server answers its own process's rank last.
  */
-/* obct: nranks=2,4,8 timeout=60 */
+/* obct: nranks=2,4,8 timeout=60 san=4 */
 #include "obct.h"
 
 int main(void)

@@ -13,7 +13,7 @@
  * Then, in this process: a launcher without an address, and no launcher at
  * all, fail with OBC_ERR_INVALID_ARG and a message saying what to set.
  */
-/* obct: timeout=120 */
+/* obct: timeout=120 san */
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>

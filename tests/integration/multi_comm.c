@@ -7,7 +7,7 @@
  * broadcasts interleave across them without mixing data; then two threads
  * broadcast concurrently, each on its own communicator (allowed by obc.h).
  */
-/* obct: nranks=1,3,4 timeout=120 */
+/* obct: nranks=1,3,4 timeout=120 san=3 */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>

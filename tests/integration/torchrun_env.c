@@ -6,7 +6,7 @@
  * verified data. A second job sets TORCHELASTIC_USE_AGENT_STORE, where obc
  * must listen on MASTER_PORT + 1. Ports come from binding port 0.
  */
-/* obct: timeout=90 */
+/* obct: timeout=90 san */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
