@@ -20,7 +20,7 @@
 /* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 san */
 /* obct: name=tcp_uneven env=OBC_HOST_ID=rank/3 env=OBCT_QUICK=1 nranks=5 */
 /* obct: name=tcp1 env=OBC_HOST_ID=rank/1 env=OBCT_QUICK=1 nranks=3,17 label=variant */
-/* obct: name=tchain env=OBC_ALGO=broadcast=chain env=OBC_HOST_ID=rank/2 nranks=4 label=variant san */
+/* obct: name=tchain env=OBC_ALGO=broadcast=chain env=OBC_HOST_ID=rank/2 nranks=4 label=variant */
 /* obct: name=ttree env=OBC_HOST_ID=rank/2 env=OBC_ALGO=broadcast=tree nranks=5 label=variant san */
 /* obct: name=hsplit env=OBC_HOST_SPLIT=2 env=OBC_ALGO=broadcast=hier nranks=4,5 label=variant */
 /* obct: name=chain env=OBC_ALGO=broadcast=chain nranks=3 label=variant */

@@ -8,7 +8,7 @@
  *    with OBC_ERR_SYSTEM and a message naming the variable, at once.
  */
 /* obct: name=lo env=OBC_HOST_ID=rank/1 env=OBC_SOCKET_IFNAME=lo nranks=3 san */
-/* obct: name=badif env=OBC_HOST_ID=rank/1 env=OBC_SOCKET_IFNAME=no0 env=OBCT_NO_IF=1 nranks=3 san */
+/* obct: name=badif env=OBC_HOST_ID=rank/1 env=OBC_SOCKET_IFNAME=no0 env=OBCT_NO_IF=1 nranks=3 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
