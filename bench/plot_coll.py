@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""plot_coll.py - ../shared/anchors/plot.py for any collective, not only broadcast.
+"""plot_coll.py - bench/anchors/plot.py for any collective, not only broadcast.
 
 Usage: plot_coll.py --op OP [--anchors DIR] [plot.py's arguments: CSV... --png --md
        --title --sizes --metric]
 
-plot.py (read-only, shared) is broadcast-specific in three places, which this
+plot.py (a kept copy of the design's, left unchanged) is broadcast-specific in three places, which this
 wrapper replaces before running plot.py's own main():
   - busbw: plot.py recomputes busbw = bytes/usec (broadcast's factor 1); here it
     is bytes/usec x the nccl-tests factor of OP: allreduce 2(n-1)/n, allgather
@@ -119,7 +119,7 @@ def main():
         sys.exit("plot_coll.py: --op must be one of %s" % " ".join(FACTORS))
     if anchors is None:
         here = os.path.dirname(os.path.abspath(__file__))
-        anchors = os.path.join(here, "..", "..", "shared", "anchors")
+        anchors = os.path.join(here, "anchors")
     plot = load_plot(anchors)
     patch(plot, op)
     sys.argv = [sys.argv[0]] + rest

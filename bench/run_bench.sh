@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # run_bench.sh - one comparison run of a collective (broadcast by default): the
-# reference rows and anchors of ../shared/anchors (memcpy and latency limits, Open
+# reference rows and anchors of bench/anchors (memcpy and latency limits, Open
 # MPI, MPICH, gloo) and obc-perf under obcrun, with the same sizes and method,
 # interleaved per NP so that machine drift hits everyone alike. Each metric
 # (max-over-ranks, span) gets its own CSV, because plot.py would take medians over
 # rows of both kinds; the limits get one CSV shared by both plots. Results and
 # machine info go to a results dir; PNGs and markdown tables go to docs/perf/
-# (../shared/anchors/plot.py for broadcast, bench/plot_coll.py for the others).
-# Broadcast anchors come from ../shared/anchors/run_anchors.sh; the anchors of the
-# other collectives from bench/anchors/ (mpi_coll_bench.c, built into /tmp, and
-# gloo_coll_bench.py), float32 SUM, sizes and busbw as nccl-tests.
+# (bench/anchors/plot.py for broadcast, bench/plot_coll.py for the others).
+# Broadcast anchors come from bench/anchors/run_anchors.sh (kept copies of the design's
+# anchors: nothing is read from ../shared); the anchors of the other collectives from
+# bench/anchors/ (mpi_coll_bench.c, built into /tmp, and gloo_coll_bench.py), float32
+# SUM, sizes and busbw as nccl-tests.
 #
 # Usage: bench/run_bench.sh [options]
 #   -O OP           collective: broadcast allreduce reduce allgather reduce_scatter
@@ -38,9 +39,10 @@
 #   -B DIR          obc build dir holding bin/obcrun and bin/obc-perf (default build)
 #   -T SECONDS      timeout of one (implementation, NP, metric) run (default 1800)
 #   -I              wait (up to 120 s) for idle CPUs before each run
+#   -q, --quick     a check of the script, not a measurement: NP 2, 8 B .. 64 KiB x8,
+#                   memcpy 64K..1M, 0.05 s per size (options given after it still win)
 #
-# Quick check:  bench/run_bench.sh -n 2 -i "latency openmpi obc" -b 8 -e 64K -f 8 -t 0.05 \
-#                   -o /tmp/bench-quick -D /tmp/bench-quick
+# Quick check:  bench/run_bench.sh --quick -o /tmp/bench-quick -D /tmp/bench-quick
 #               bench/run_bench.sh -O allreduce -n 2 -i "openmpi mpich gloo" -b 8 -e 1M \
 #                   -f 16 -t 0.05 -o /tmp/bench-ar -D /tmp/bench-ar
 # Env: OBC_ANCHORS_BUILD  where mpi_coll_bench is built (default /tmp/obc-anchors-build)
@@ -49,8 +51,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(git -C "$HERE" rev-parse --show-toplevel)
-SHARED=$TOP/../shared
-ANCHORS=$SHARED/anchors
+ANCHORS=$HERE/anchors
 PY=${PY:-/usr/bin/python3}
 CBUILD=${OBC_ANCHORS_BUILD:-/tmp/obc-anchors-build}
 CC_OPENMPI=${CC_OPENMPI:-mpicc.openmpi}
@@ -67,7 +68,14 @@ MEMCPY_RANGE="64K 1G"
 RES="" DOCS=$TOP/docs/perf BUILD=$TOP/build RUN_TIMEOUT=1800 WAIT_IDLE=0
 
 ORIG_ARGS="$*"
-while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:Ih" opt; do
+# --quick is the one long option: it becomes -q for getopts.
+argv=()
+for a in "$@"; do
+    [[ $a == --quick ]] && a=-q
+    argv+=("$a")
+done
+set -- "${argv[@]}"
+while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:Iqh" opt; do
     case $opt in
     O) OP=$OPTARG ;;
     n) NPS=$OPTARG ;;
@@ -87,7 +95,9 @@ while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:Ih" opt; do
     B) BUILD=$OPTARG ;;
     T) RUN_TIMEOUT=$OPTARG ;;
     I) WAIT_IDLE=1 ;;
-    h | *) sed -n '2,47p' "$0"; exit 2 ;;
+    q) NPS=2 MINB=8 MAXB=64K FACTOR=8 BUDGET=0.05 WARMUP=2 MAXIT=50 MINIT=3
+        MEMCPY_RANGE="64K 1M" ;;
+    h | *) sed -n '2,50p' "$0"; exit 2 ;;
     esac
 done
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """gloo_coll_bench.py - torch.distributed (backend "gloo") anchor for allreduce,
-reduce and allgather, measured like ../shared/anchors/gloo_bcast_bench.py measures
+reduce and allgather, measured like anchors/gloo_bcast_bench.py measures
 broadcast and like obc-perf measures obc, printing the same CSV lines:
 
   impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong

@@ -3,7 +3,7 @@
  * mpi_coll_bench.c - the MPI anchor for allreduce, reduce, allgather and
  * reduce_scatter (MPI_Allreduce, MPI_Reduce, MPI_Allgather,
  * MPI_Reduce_scatter_block), measured with the method of
- * ../shared/anchors/mpi_bcast_bench.c and of obc-perf, so that all of them
+ * mpi_bcast_bench.c (beside it) and of obc-perf, so that all of them
  * print comparable lines:
  *
  *   impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong

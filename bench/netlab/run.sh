@@ -23,9 +23,9 @@
 # (else exit 77, as the netlab tests). A failed step (e.g. an anchor) is recorded in steps.csv
 # and listed at the end, and the run goes on; exit 0 unless the build or a lab fails.
 # The rank environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) comes from
-# nljob's nlj_launch; gloo and Open MPI are started as ../shared/netlab/bench_anchors.sh does
-# (gloo_bcast_hosts.py and mpi_bcast_bench.c are copied here; tools/netlab/netlab-rsh is the
-# remote-launch agent of mpirun).
+# nljob's nlj_launch; gloo and Open MPI are started as the design's netlab/bench_anchors.sh does
+# (kept copies, nothing read from ../shared: gloo_bcast_hosts.py here, mpi_bcast_bench.c in
+# bench/anchors/; tools/netlab/netlab-rsh is the remote-launch agent of mpirun).
 set -u
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
@@ -112,7 +112,7 @@ build_all() {
         -L"$BUILD/lib" -lobc -Wl,-rpath,"$BUILD/lib" -o "$LAT_BIN" || exit 1
     HAVE_MPI=0
     if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
-        mpicc.openmpi -O2 -o "$MPI_BIN" "$HERE/mpi_bcast_bench.c" && HAVE_MPI=1
+        mpicc.openmpi -O2 -o "$MPI_BIN" "$HERE/../anchors/mpi_bcast_bench.c" && HAVE_MPI=1
     fi
     HAVE_GLOO=0
     "$PY" -c 'import torch.distributed, numpy' 2>/dev/null && HAVE_GLOO=1
@@ -155,7 +155,7 @@ busy_since() { # busy % of the whole machine between snapshot "$1 $2" and now
     read -ra b <<<"$(stat_busy)"
     echo $((100 * (b[0] - $1) / (b[1] - $2 > 0 ? b[1] - $2 : 1)))
 }
-# From ../shared/netlab/bench_anchors.sh: sample 1 s until < IDLE_PCT % busy.
+# As the design's netlab/bench_anchors.sh: sample 1 s until < IDLE_PCT % busy.
 wait_idle() {
     local a t0=$SECONDS
     while :; do
@@ -229,7 +229,7 @@ run_obc() { # NAME R ROOT LABEL OBC-PERF-ARGS...
     return "$rc"
 }
 
-# gloo_bcast_hosts.py, rank I on host I (as ../shared/netlab/gloo_run.sh).
+# gloo_bcast_hosts.py, rank I on host I (as the design's netlab/gloo_run.sh).
 run_gloo() { # NAME SIZES WARMUP ITERS
     local name=$1 sizes=$2 warmup=$3 iters=$4 port master i rc=0 r pids=()
     step_begin "$CFG" "$name"

@@ -3,7 +3,7 @@
  * perf.h - obc-perf's private interface between its files: the options, the
  * op table entry, the per-run context and the per-size result.
  *
- * obc-perf measures collectives the way shared/anchors measures MPI_Bcast
+ * obc-perf measures collectives the way bench/anchors measures MPI_Bcast
  * (fill/poison, barrier, time each rank's call, max over ranks and span,
  * median, validate every byte) so both print comparable CSV lines. It uses
  * include/obc.h only. One file per job: perf_opts.c (command line),

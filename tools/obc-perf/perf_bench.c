@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * perf_bench.c - the measurement method for one message size, identical to
- * shared/anchors so that obc's rows compare with MPI's and gloo's:
+ * bench/anchors so that obc's rows compare with MPI's and gloo's:
  *
  *   per iteration: fill input / poison output (untimed), obc_barrier,
  *   time this rank's call with CLOCK_MONOTONIC, count wrong bytes (untimed);

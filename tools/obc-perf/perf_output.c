@@ -3,7 +3,7 @@
  * perf_output.c - what obc-perf prints, on rank 0 only: a nccl-tests-style
  * table by default, or with --csv exactly the anchors' lines
  *   impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong
- * (header only with -H, '#' comment lines only with -v) so shared/anchors'
+ * (header only with -H, '#' comment lines only with -v) so bench/anchors'
  * plot.py reads obc rows and MPI/gloo rows from one file.
  */
 #include <stdio.h>
