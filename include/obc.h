@@ -395,6 +395,13 @@ OBC_API obc_result_t obc_group_end(void);
  * argument", ...); never NULL. Thread-safe. */
 OBC_API const char *obc_strerror(obc_result_t r);
 
+/* obc_result_name - extension: the identifier of r as spelled in this header
+ * ("OBC_ERR_TIMEOUT"), or NULL for a value that is no obc_result_t. The codes
+ * are contiguous from OBC_SUCCESS, so calling it for 0, 1, ... until NULL lists
+ * them all: bindings (obc's Python package) take names and values from here
+ * rather than copying the enum. Thread-safe. */
+OBC_API const char *obc_result_name(obc_result_t r);
+
 /* obc_comm_last_error - detail of the last failure on comm (which rank,
  * which operation, errno text), or "" if none. With a NULL comm: the detail
  * of the last failure of this thread that had no communicator (an init or

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * status.c - the table of result names (obc_strerror) and the error-detail
- * buffers. One table, guarded by a static_assert on its length, so a new
- * code cannot be added without its text.
+ * status.c - the table of result codes (obc_strerror, obc_result_name) and the
+ * error-detail buffers. One table, guarded by a static_assert on its length, so
+ * a new code cannot be added without its name and text.
  */
 #include "core/status.h"
 
@@ -12,21 +12,29 @@
 
 #include "core/log.h"
 
-static const char *const result_names[] = {
-    [OBC_SUCCESS] = "success",
-    [OBC_ERR_INVALID_ARG] = "invalid argument",
-    [OBC_ERR_NO_MEMORY] = "out of memory",
-    [OBC_ERR_SYSTEM] = "system call failed",
-    [OBC_ERR_TIMEOUT] = "timed out",
-    [OBC_ERR_PEER_LOST] = "peer lost",
-    [OBC_ERR_MISMATCH] = "ranks disagree on the collective",
-    [OBC_ERR_ABORTED] = "communicator aborted",
-    [OBC_ERR_AUTH] = "bootstrap authentication failed",
-    [OBC_ERR_PROTOCOL] = "protocol error",
-    [OBC_ERR_INTERNAL] = "internal error",
-    [OBC_IN_PROGRESS] = "in progress",
+/* The one table of result codes: RESULT stringizes the enum's own identifier, so
+ * obc_result_name cannot drift from obc.h; Python (obc/_native.py) and the test
+ * harness (obct_rc_name) read names and values from here instead of copying them. */
+#define RESULT(code, text) [code] = {#code, text}
+static const struct {
+    const char *name; /* "OBC_ERR_TIMEOUT" */
+    const char *text; /* "timed out" */
+} results[] = {
+    RESULT(OBC_SUCCESS, "success"),
+    RESULT(OBC_ERR_INVALID_ARG, "invalid argument"),
+    RESULT(OBC_ERR_NO_MEMORY, "out of memory"),
+    RESULT(OBC_ERR_SYSTEM, "system call failed"),
+    RESULT(OBC_ERR_TIMEOUT, "timed out"),
+    RESULT(OBC_ERR_PEER_LOST, "peer lost"),
+    RESULT(OBC_ERR_MISMATCH, "ranks disagree on the collective"),
+    RESULT(OBC_ERR_ABORTED, "communicator aborted"),
+    RESULT(OBC_ERR_AUTH, "bootstrap authentication failed"),
+    RESULT(OBC_ERR_PROTOCOL, "protocol error"),
+    RESULT(OBC_ERR_INTERNAL, "internal error"),
+    RESULT(OBC_IN_PROGRESS, "in progress"),
 };
-static_assert(sizeof(result_names) / sizeof(result_names[0]) == OBC_IN_PROGRESS + 1,
+#undef RESULT
+static_assert(sizeof(results) / sizeof(results[0]) == OBC_IN_PROGRESS + 1,
               "every obc_result_t needs a name");
 
 OBC_API const char *obc_strerror(obc_result_t r)
@@ -34,7 +42,12 @@ OBC_API const char *obc_strerror(obc_result_t r)
     if ((unsigned)r > OBC_IN_PROGRESS) {
         return "unknown result code";
     }
-    return result_names[r];
+    return results[r].text;
+}
+
+OBC_API const char *obc_result_name(obc_result_t r)
+{
+    return (unsigned)r > OBC_IN_PROGRESS ? NULL : results[r].name;
 }
 
 static _Thread_local char thread_msg[OBC_ERR_MSG_BYTES];

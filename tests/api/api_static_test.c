@@ -2,10 +2,11 @@
 /*
  * api_static_test.c - the parts of obc.h that need no communicator, as
  * cmocka unit tests: obc_strerror (never NULL, distinct per code, also for
- * unknown codes), obc_dtype_size for every dtype and for invalid ones,
- * obc_version against the header, and the message after an argument error
- * made without a communicator, and obc_hash64 (XXH3-64's published value
- * for empty input; content, not address, decides the hash).
+ * unknown codes), obc_result_name (the header's identifiers, NULL past the
+ * last code: what the Python package builds its table from), obc_dtype_size for every dtype and for
+ * invalid ones, obc_version against the header, and the message after an argument error made
+ * without a communicator, and obc_hash64 (XXH3-64's published value for empty input; content, not
+ * address, decides the hash).
  */
 /* obct: san */
 #include <setjmp.h>
@@ -41,6 +42,33 @@ static void strerror_unknown(void **state)
     assert_non_null(obc_strerror((obc_result_t)(OBC_IN_PROGRESS + 1)));
     assert_non_null(obc_strerror((obc_result_t)999));
     assert_non_null(obc_strerror((obc_result_t)-1));
+}
+
+/* Spelled out here on purpose: this is the check that the library's table and
+ * the header's enum agree, name for value. */
+static void result_names_are_the_headers(void **state)
+{
+#define NAMED(code) \
+    { \
+        code, #code \
+    }
+    static const struct {
+        obc_result_t code;
+        const char *name;
+    } want[] = {
+        NAMED(OBC_SUCCESS),      NAMED(OBC_ERR_INVALID_ARG), NAMED(OBC_ERR_NO_MEMORY),
+        NAMED(OBC_ERR_SYSTEM),   NAMED(OBC_ERR_TIMEOUT),     NAMED(OBC_ERR_PEER_LOST),
+        NAMED(OBC_ERR_MISMATCH), NAMED(OBC_ERR_ABORTED),     NAMED(OBC_ERR_AUTH),
+        NAMED(OBC_ERR_PROTOCOL), NAMED(OBC_ERR_INTERNAL),    NAMED(OBC_IN_PROGRESS),
+    };
+#undef NAMED
+    (void)state;
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        assert_non_null(obc_result_name(want[i].code));
+        assert_string_equal(obc_result_name(want[i].code), want[i].name);
+    }
+    assert_null(obc_result_name((obc_result_t)(OBC_IN_PROGRESS + 1)));
+    assert_null(obc_result_name((obc_result_t)-1));
 }
 
 static void dtype_sizes(void **state)
@@ -104,9 +132,13 @@ static void hash64_is_xxh3_of_the_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(strerror_distinct),    cmocka_unit_test(strerror_unknown),
-        cmocka_unit_test(dtype_sizes),          cmocka_unit_test(version_matches_header),
-        cmocka_unit_test(message_without_comm), cmocka_unit_test(hash64_is_xxh3_of_the_bytes),
+        cmocka_unit_test(strerror_distinct),
+        cmocka_unit_test(strerror_unknown),
+        cmocka_unit_test(result_names_are_the_headers),
+        cmocka_unit_test(dtype_sizes),
+        cmocka_unit_test(version_matches_header),
+        cmocka_unit_test(message_without_comm),
+        cmocka_unit_test(hash64_is_xxh3_of_the_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
