@@ -14,7 +14,6 @@ from . import errors
 # obc_dtype_t and obc_redop_t, in the order of include/obc.h.
 INT8, UINT8, INT32, UINT32, INT64, UINT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64 = range(10)
 SUM, PROD, MIN, MAX, AVG = range(5)
-IN_PROGRESS = 11  # OBC_IN_PROGRESS, a status of obc_test
 
 
 def _library_path():
@@ -87,11 +86,28 @@ _proto("obc_comm_synchronize", _int, _p)
 _proto("obc_group_start", _int)
 _proto("obc_group_end", _int)
 _proto("obc_strerror", _c.c_char_p, _int)
+_proto("obc_result_name", _c.c_char_p, _int)
 _proto("obc_comm_last_error", _c.c_char_p, _p)
 _proto("obc_dtype_size", _sz, _int)
 _proto("obc_version", _c.c_char_p)
 
 UNIQUE_ID_BYTES = 128
+
+
+def _result_codes():
+    """{identifier: value} of every obc_result_t, from the library's one table
+    (the codes are contiguous from 0; obc_result_name is NULL past the last)."""
+    codes = {}
+    while True:
+        name = lib.obc_result_name(len(codes))
+        if name is None:
+            return codes
+        codes[name.decode()] = len(codes)
+
+
+RESULTS = _result_codes()
+IN_PROGRESS = RESULTS["OBC_IN_PROGRESS"]  # a status of obc_test, not an error
+errors.bind_codes(RESULTS)
 
 
 def last_error(comm):

@@ -6,13 +6,20 @@ that kind of failure (a timeout is a TimeoutError, a lost peer a
 ConnectionError, a bad argument a ValueError), so generic handlers work.
 The message is obc's own (obc_comm_last_error): which rank, which
 operation, what differed.
+
+Each class names its obc_result_t (`result`, the identifier of include/obc.h);
+the number (`code`) comes from the library when obc/_native.py loads it
+(obc_result_name), so no value is copied here. `bind_codes` refuses a name the
+library does not have, and tests/test_errors.py checks that every error code of
+the library has its class.
 """
 
 
 class ObcError(RuntimeError):
     """Base class of every error obc raises for a failed call."""
 
-    code = None  # the obc_result_t value
+    result = None  # the obc_result_t identifier, e.g. "OBC_ERR_TIMEOUT"
+    code = None  # its value, from the library (bind_codes)
 
     def __init__(self, message, code=None):
         super().__init__(message)
@@ -34,50 +41,62 @@ class _PlainMessage:
 
 
 class InvalidArgument(ObcError, ValueError):
-    code = 1
+    result = "OBC_ERR_INVALID_ARG"
 
 
 class NoMemory(ObcError, MemoryError):
-    code = 2
+    result = "OBC_ERR_NO_MEMORY"
 
 
 class SystemCallError(_PlainMessage, ObcError, OSError):
-    code = 3
+    result = "OBC_ERR_SYSTEM"
 
 
 class Timeout(_PlainMessage, ObcError, TimeoutError):
-    code = 4
+    result = "OBC_ERR_TIMEOUT"
 
 
 class PeerLost(_PlainMessage, ObcError, ConnectionError):
-    code = 5
+    result = "OBC_ERR_PEER_LOST"
 
 
 class Mismatch(ObcError):
     """Ranks disagree on the collective or its arguments (or, from
     sync_module, on the model's names, shapes or dtypes)."""
 
-    code = 6
+    result = "OBC_ERR_MISMATCH"
 
 
 class Aborted(ObcError):
-    code = 7
+    result = "OBC_ERR_ABORTED"
 
 
 class AuthError(_PlainMessage, ObcError, PermissionError):
-    code = 8
+    result = "OBC_ERR_AUTH"
 
 
 class ProtocolError(ObcError):
-    code = 9
+    result = "OBC_ERR_PROTOCOL"
 
 
 class InternalError(ObcError):
-    code = 10
+    result = "OBC_ERR_INTERNAL"
 
 
-_BY_CODE = {c.code: c for c in (InvalidArgument, NoMemory, SystemCallError, Timeout, PeerLost,
-                                Mismatch, Aborted, AuthError, ProtocolError, InternalError)}
+_CLASSES = (InvalidArgument, NoMemory, SystemCallError, Timeout, PeerLost, Mismatch, Aborted,
+            AuthError, ProtocolError, InternalError)
+_BY_CODE = {}
+
+
+def bind_codes(values):
+    """Give each class its code from values ({identifier: number}, read from
+    the library by obc/_native.py)."""
+    for cls in _CLASSES:
+        if cls.result not in values:
+            raise ImportError(f"obc: libobc has no {cls.result} (errors.{cls.__name__}); "
+                              f"is it an older library than this package?")
+        cls.code = values[cls.result]
+        _BY_CODE[cls.code] = cls
 
 
 def from_status(status, message):

@@ -86,6 +86,21 @@ def test_error_classes_derive_from_builtin_ones():
     assert str(e) == "broadcast #3: rank 2 did not arrive" and e.code == 4
 
 
+def test_every_result_code_has_its_class():
+    """The classes take their codes from the library's table (obc_result_name);
+    what is left copied is each class's identifier: this fails if the two drift."""
+    from obc import _native, errors
+    lib_errors = {n: v for n, v in _native.RESULTS.items() if n.startswith("OBC_ERR_")}
+    classes = {cls.result: cls for cls in errors._CLASSES}
+    assert set(classes) == set(lib_errors)
+    for name, value in lib_errors.items():
+        assert classes[name].code == value
+        assert type(errors.from_status(value, "m")) is classes[name]
+    assert _native.RESULTS["OBC_SUCCESS"] == 0
+    assert _native.IN_PROGRESS == _native.RESULTS["OBC_IN_PROGRESS"]
+    assert type(errors.from_status(999, "m")) is obc.ObcError
+
+
 def test_init_twice_and_use_after_destroy(comm):
     with pytest.raises(RuntimeError, match="already initialised"):
         obc.init()

@@ -66,15 +66,9 @@ double obct_time_scale(void)
 
 const char *obct_rc_name(obc_result_t rc)
 {
-    static const char *const names[] = {
-        "OBC_SUCCESS",     "OBC_ERR_INVALID_ARG", "OBC_ERR_NO_MEMORY", "OBC_ERR_SYSTEM",
-        "OBC_ERR_TIMEOUT", "OBC_ERR_PEER_LOST",   "OBC_ERR_MISMATCH",  "OBC_ERR_ABORTED",
-        "OBC_ERR_AUTH",    "OBC_ERR_PROTOCOL",    "OBC_ERR_INTERNAL",  "OBC_IN_PROGRESS",
-    };
-    if ((int)rc < 0 || (size_t)rc >= sizeof(names) / sizeof(names[0])) {
-        return "?";
-    }
-    return names[rc];
+    /* The library's own table (obc_result_name), not a copy of the enum here. */
+    const char *name = obc_result_name(rc);
+    return name ? name : "?";
 }
 
 static void vreport(const char *kind, const char *file, int line, const char *fmt, va_list ap)
