@@ -329,7 +329,7 @@ for metric in $METRICS; do
         echo
         echo "usec = median over iterations of the $what. Produced by bench/run_bench.sh."
         [[ $OP == broadcast ]] || echo "float32, reductions with SUM; sizes as nccl-tests ($bus)."
-        echo "Raw CSV, logs and machine info: ${RES#"$TOP"/}."
+        echo "CSV and machine info: ${RES#"$TOP"/}."
         echo
         echo '```'
         cat "$RES/machine.txt"
