@@ -2,7 +2,7 @@
 /*
  * job_env.c - the environment obcrun gives each rank: the contract with the
  * library's obc_comm_init_env. Names here must not change:
- *   OBC_RANK, OBC_NRANKS, OBC_LOCAL_RANK, OBC_LOCAL_NRANKS,
+ *   OBC_RANK, OBC_NRANKS,
  *   OBC_BOOTSTRAP=127.0.0.1:PORT (rank 0 hosts the rendezvous there),
  *   OBC_SECRET (32 hex chars, or passed through if already set),
  *   OBC_JOB_ID (unique per launch; prefixes the library's /dev/shm names).
@@ -103,9 +103,8 @@ int obcrun_env_setup(struct obcrun_job *job)
     }
     snprintf(job->job_id, sizeof(job->job_id), "%x-%s", (unsigned)getpid(), tail);
     snprintf(bootstrap, sizeof(bootstrap), "127.0.0.1:%d", port);
-    if (set_int("OBC_NRANKS", job->opts.nranks) != 0 ||
-        set_int("OBC_LOCAL_NRANKS", job->opts.nranks) != 0 ||
-        set_str("OBC_BOOTSTRAP", bootstrap) != 0 || set_str("OBC_JOB_ID", job->job_id) != 0) {
+    if (set_int("OBC_NRANKS", job->opts.nranks) != 0 || set_str("OBC_BOOTSTRAP", bootstrap) != 0 ||
+        set_str("OBC_JOB_ID", job->job_id) != 0) {
         return -1;
     }
     /* A secret the user chose (e.g. shared with ranks started elsewhere) wins. */
@@ -119,7 +118,7 @@ int obcrun_env_setup(struct obcrun_job *job)
 
 int obcrun_env_set_rank(int rank)
 {
-    if (set_int("OBC_RANK", rank) != 0 || set_int("OBC_LOCAL_RANK", rank) != 0) {
+    if (set_int("OBC_RANK", rank) != 0) {
         return -1;
     }
     return 0;
