@@ -3,8 +3,9 @@
  * obc.h - the public C API of obc (ops-broadcast), a collective-communication
  * library for CPU processes: shared memory within a host, TCP between hosts.
  *
- * This is the only public header. Every name here is a contract (see
- * docs/API.md): names are only ever added, never renamed.
+ * This is the only public header. Every name here is a contract (the design's
+ * API.md, ../shared/design/API.md, lists them): names are only ever added,
+ * never renamed.
  *
  * Conventions that hold for every call below:
  *  - Every function that can fail returns obc_result_t. OBC_SUCCESS is 0.

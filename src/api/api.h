@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* api.h - what the three api_*.c files share. */
+/* api.h - what every api_*.c file shares: the request object and the version
+ * string (argument checks and launch paths are in api_impl.h). */
 #ifndef OBC_API_H
 #define OBC_API_H
 

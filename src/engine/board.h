@@ -10,8 +10,11 @@
  *    the same operation number with a different call are named at once;
  *  - check mode: OBC_CHECK=1 compares every rank's call before data moves,
  *    OBC_CHECK=2 also the broadcast payload's hash after it.
- * Only while one arena holds every rank of the communicator (one host);
- * across hosts these checks will travel over p2p (issue #4).
+ * Only while one arena holds every rank of the communicator (one host): with
+ * several hosts the boards are off (arena NULL below). The TCP transport
+ * does not carry them; across hosts a mismatch is found by the frames'
+ * stamps once the two calls exchange data, else it ends in a timeout
+ * (docs/multihost.md).
  */
 #ifndef OBC_ENGINE_BOARD_H
 #define OBC_ENGINE_BOARD_H

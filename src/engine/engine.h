@@ -4,13 +4,16 @@
  *
  * Every collective becomes a struct obc__op and runs through one road:
  * - A blocking call with nothing queued runs in the caller's thread
- *   (no hand-off latency): obc__engine_run_inline.
- * - Otherwise the op is queued (obc__engine_submit) and the communicator's
- *   progress thread runs the queue in order, one op at a time; the order
- *   is the issue order, which must be the same on every rank.
+ *   (no hand-off latency): obc__engine_run_blocking.
+ * - Otherwise the op is queued (obc__engine_submit; a blocking call queues a
+ *   heap copy and waits for it). Queued ops run in issue order, which must be
+ *   the same on every rank, one at a time, by whichever thread claims the
+ *   head of the queue: the progress thread (started at the first queued op)
+ *   or a user thread waiting in obc__engine_wait_op / _synchronize.
  * - A failure that breaks the communicator (timeout, lost peer, abort,
- *   mismatch) fails the op, every queued op, and every later submission,
- *   promptly, with OBC_ERR_ABORTED for those that never started.
+ *   mismatch) fails the op that met it with its own code; every op that had
+ *   not started (queued, or submitted later) fails promptly with
+ *   OBC_ERR_ABORTED, its message naming the first failure.
  */
 #ifndef OBC_ENGINE_H
 #define OBC_ENGINE_H
@@ -74,15 +77,16 @@ obc_result_t obc__engine_run_blocking(struct obc__engine *e, struct obc__op *op)
  * communicator the op is not queued but finished with OBC_ERR_ABORTED, which
  * is also returned. */
 obc_result_t obc__engine_submit(struct obc__engine *e, struct obc__op *op);
-/* Wait for an op of e to finish, running queued ops in this thread while the
- * progress thread is not; the op's result. Does not drop references. */
+/* Wait for an op of e to finish, running queued ops in this thread while no
+ * other thread runs them; the op's result. Does not drop references. */
 obc_result_t obc__engine_wait_op(struct obc__engine *e, struct obc__op *op);
 bool obc__op_is_done(const struct obc__op *op);
 /* Wait until everything submitted so far has finished. */
 obc_result_t obc__engine_synchronize(struct obc__engine *e);
 
-/* Break the communicator: `code` for this rank's pending ops, and for
- * peers through the transport. */
+/* Break the communicator with `code` (ops not yet run then fail with
+ * OBC_ERR_ABORTED naming it) and tell the peers: the host's ranks through
+ * the arena, the other hosts' through the TCP transport. */
 void obc__engine_abort(struct obc__engine *e, obc_result_t code);
 /* OBC_SUCCESS while usable; else the code that broke it. */
 obc_result_t obc__engine_broken(const struct obc__engine *e);
