@@ -7,6 +7,10 @@
  * as poison. The check verifies the payload, every guard, the root's sendbuf
  * (unchanged) and a non-root's decoy sendbuf (never touched). Also the size
  * classes of the matrix and dtype names, shared by the coll tests.
+ *
+ * Part of the obct test library (tests/harness). Used by the broadcast tests of
+ * tests/coll, by every fault, integration and large test that needs one verified
+ * broadcast, and by rcase/rcall/rdata (size classes, dtype and mode names).
  */
 #ifndef OBCT_BCASE_H
 #define OBCT_BCASE_H

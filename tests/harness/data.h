@@ -7,6 +7,11 @@
  * after the payload; obct_buf_check reports any write outside the payload.
  * Fill and verify work a 64-bit word at a time (a few ns per 8 bytes), so
  * checking every byte of a 4 GiB buffer stays cheap.
+ *
+ * Part of the obct test library (tests/harness). Under bcase and rcase (their
+ * buffers), and used directly by killcheck.c, the fault tests that check data
+ * (abort_test, killed_rank*, coll_mismatch, stall_peer, obcrun_helper) and
+ * tests/large (rss_*).
  */
 #ifndef OBCT_DATA_H
 #define OBCT_DATA_H

@@ -3,6 +3,9 @@
  * killcheck.h - the killed-peer scenario shared by the fault tests: let a
  * spawned job loop a collective, SIGKILL one rank in the middle, and check
  * every survivor's report (obct_report: rc, rc_after, after_s, msg).
+ *
+ * Part of the obct test library (tests/harness). Used by
+ * fault/killed_rank.c and fault/killed_rank_allreduce.c.
  */
 #ifndef OBCT_KILLCHECK_H
 #define OBCT_KILLCHECK_H

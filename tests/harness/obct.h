@@ -7,6 +7,12 @@
  * they print and exit(1), so obcrun or the spawn parent sees the failure.
  * OBCT_CHECK_* are soft: they print, count, and obct_finish() turns the count
  * into the exit status. Nothing here hides a return.
+ *
+ * The base of the obct test library (the .c files of tests/harness, built as
+ * the static library obct by tests/CMakeLists.txt and linked into the test
+ * programs): the coll, fault, integration and large tests and every other
+ * harness module include it. Tests and harness use obc.h only, never the
+ * library's internals (tools/check.sh).
  */
 #ifndef OBCT_H
 #define OBCT_H

@@ -6,6 +6,10 @@
  * obc_test polling, or obc_comm_synchronize followed by obc_test (which must
  * then say done at once). Shared by the coll tests of these collectives,
  * with their size classes.
+ *
+ * Part of the obct test library (tests/harness), included through rcase.h by
+ * tests/coll's allreduce_matrix, reduce_matrix, allgather_matrix,
+ * reduce_scatter_matrix, reduce_group, reduce_bad_args and coll_mixed.
  */
 #ifndef OBCT_RCALL_H
 #define OBCT_RCALL_H

@@ -19,6 +19,10 @@
  * The check verifies the result (rank's block, or the root's buffer), every
  * guard, and that every sendbuf and decoy is unchanged. Byte-type payloads
  * start misaligned (seed % 7), as the broadcast cases do.
+ *
+ * Part of the obct test library (tests/harness). Used by tests/coll's
+ * allreduce_matrix, reduce_matrix, allgather_matrix, reduce_scatter_matrix,
+ * reduce_group, reduce_bad_args and coll_mixed.
  */
 #ifndef OBCT_RCASE_H
 #define OBCT_RCASE_H

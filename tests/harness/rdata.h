@@ -36,6 +36,10 @@
  *    single rounding", plus the float32 accumulation error, which is 2^13
  *    times smaller than what float16 accumulation would cost. Integers and
  *    MIN/MAX are exact under this pattern too.
+ *
+ * Part of the obct test library (tests/harness). Used by rcase.c for every
+ * reduction case's inputs and checks, so by the tests/coll programs that
+ * include rcase.h.
  */
 #ifndef OBCT_RDATA_H
 #define OBCT_RDATA_H

@@ -3,6 +3,9 @@
  * run_cmd.h - run a command (obcrun, usually) to completion with extra
  * environment variables, capturing stdout and stderr, under a deadline
  * after which it is SIGKILLed. For tests that check a tool's output.
+ *
+ * Part of the obct test library (tests/harness). Used by
+ * integration/debug_log.c.
  */
 #ifndef OBCT_RUN_CMD_H
 #define OBCT_RUN_CMD_H

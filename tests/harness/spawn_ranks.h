@@ -8,6 +8,12 @@
  * and exit times under a hard deadline (then SIGKILL: no test can hang).
  * Children die with the parent (PR_SET_PDEATHSIG) or at their own alarm.
  * Each job has its own OBC_JOB_ID, to tell its /dev/shm files apart.
+ *
+ * Part of the obct test library (tests/harness). Used by the fault tests
+ * (abort_test, bootstrap_auth, timeout_skip, killed_rank* through
+ * killcheck.h, coll_mismatch, stall_peer, shm_stale) and by
+ * integration/torchrun_env.c and launcher_env.c, which need environments
+ * that obcrun does not make.
  */
 #ifndef OBCT_SPAWN_RANKS_H
 #define OBCT_SPAWN_RANKS_H
