@@ -25,8 +25,13 @@ allowed() {
     core) echo "core/ platform/" ;;
     bootstrap) echo "bootstrap/ core/ platform/" ;;
     transport) echo "transport/ core/ platform/" ;;
-    algo) echo "algo/ transport/transport.h core/" ;;
-    engine) echo "engine/ algo/algo.h transport/transport.h core/ platform/" ;;
+    # algo and engine see the transport layer through its two outward
+    # headers only: transport.h (the p2p interface and its per-peer ops
+    # table) and arena.h (the host arena's shared memory, which the
+    # shared-memory algorithms and the engine's boards and waits use).
+    # shm/ and tcp/ inside it are private to transport/.
+    algo) echo "algo/ transport/transport.h transport/arena.h core/" ;;
+    engine) echo "engine/ algo/algo.h transport/transport.h transport/arena.h core/ platform/" ;;
     api) echo "api/ engine/engine.h algo/algo.h core/ platform/ bootstrap/bootstrap.h" ;;
     esac
 }
@@ -34,7 +39,7 @@ for f in $(git ls-files 'src/*.c' 'src/*.h'); do
     layer=$(echo "$f" | cut -d/ -f2)
     ok=$(allowed "$layer")
     # core/comm.c wires bootstrap and transport together at creation time
-    [ "$f" = src/core/comm.c ] || [ "$f" = src/core/comm.h ] && ok="$ok bootstrap/bootstrap.h transport/transport.h"
+    [ "$f" = src/core/comm.c ] || [ "$f" = src/core/comm.h ] && ok="$ok bootstrap/bootstrap.h transport/transport.h transport/arena.h"
     grep -o '#include "[^"]*"' "$f" | sed 's/#include "\(.*\)"/\1/' | while read -r inc; do
         [ "$inc" = obc.h ] && continue
         hit=0

@@ -9,8 +9,9 @@
  * returns OBC_SUCCESS (finished), OBC_IN_PROGRESS (with *w saying which
  * shared word to wait on) or an error. The same body serves blocking calls
  * (start + wait in the caller's thread) and async ones (the progress
- * thread). Algorithms talk only to transport.h; they never read the
- * environment, create threads, or block.
+ * thread). Algorithms talk only to transport.h (p2p) and arena.h (the
+ * host's shared memory); they never read the environment, create threads,
+ * or block.
  */
 #ifndef OBC_ALGO_H
 #define OBC_ALGO_H
@@ -21,6 +22,7 @@
 
 #include "obc.h"
 #include "core/status.h"
+#include "transport/arena.h"
 #include "transport/transport.h"
 
 enum obc__coll {

@@ -11,6 +11,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/config.h"
 #include "core/status.h"
+#include "transport/arena.h"
 #include "transport/transport.h"
 
 struct obc__engine;

@@ -30,7 +30,7 @@
 #include "core/log.h"
 #include "core/reduce.h"
 #include "platform/platform.h"
-#include "transport/transport.h"
+#include "transport/arena.h"
 
 enum { FLAG_ARRIVED, FLAG_HASHED };
 enum { STATE_RUNNING = 1, STATE_DONE, STATE_FAILED };

@@ -2,8 +2,10 @@
 /*
  * p2p.c - the p2p interface's one dispatch point: which transport reaches
  * each peer. A peer on this host is reached through the host arena's
- * channels, a peer on another host through a TCP link (transport/tcp);
- * algorithms above see the same calls either way.
+ * channels (obc__shm_chan_ops), a peer on another host through a TCP link
+ * (obc__tcp_ops); each peer's route, chosen once at creation, names the
+ * table, and every call goes through it, so algorithms above see the same
+ * calls either way.
  *
  * Slots hold the same number of usable bytes for every peer and on every
  * rank (setup->slot_bytes, computed once from the whole layout), so the
@@ -15,14 +17,24 @@
 
 #include "core/log.h"
 #include "platform/platform.h"
+#include "transport/shm/shm_chan.h"
 #include "transport/tcp/tcp_link.h"
 #include "transport/tcp/tcp_mesh.h"
+
+/* How this rank reaches one peer: the table of the transport that carries
+ * it, that transport's state, and its own index of the peer (shm: the
+ * communicator rank; tcp: the link index). */
+struct route {
+    const struct obc__xport_ops *ops;
+    void *ctx;
+    int index;
+};
 
 struct obc__p2p {
     struct obc__arena *arena;
     struct obc__tcp *tcp; /* NULL when every peer shares this host */
     int rank, nranks;
-    int *link_of; /* [nranks]: TCP link index, -1 for a peer on this host */
+    struct route *route; /* [nranks] */
     int *rank_of_link; /* [nlinks] */
     char (*addr_of_link)[48]; /* [nlinks]: for messages */
     int nlinks;
@@ -41,12 +53,11 @@ static obc_result_t connect_links(struct obc__p2p *p, const struct obc__p2p_setu
         res = obc__tcp_connect_mesh(&mesh, fds);
     }
     for (int q = 0; fds != NULL && q < s->nranks; q++) {
-        int l = p->link_of[q];
         if (fds[q] < 0) {
             continue;
         }
         if (res == OBC_SUCCESS) {
-            res = obc__tcp_attach(p->tcp, l, fds[q]);
+            res = obc__tcp_attach(p->tcp, p->route[q].index, fds[q]);
         } else {
             obc__fd_close(fds[q]);
         }
@@ -63,12 +74,12 @@ static obc_result_t create_links(struct obc__p2p *p, const struct obc__p2p_setup
         return obc__err_set(p->err, OBC_ERR_NO_MEMORY, "p2p link table");
     }
     for (int q = 0; q < s->nranks; q++) {
-        p->link_of[q] = -1;
+        p->route[q] = (struct route){&obc__shm_chan_ops, s->arena, q};
         if (s->remote[q]) {
             p->rank_of_link[p->nlinks] = q;
             memcpy(p->addr_of_link[p->nlinks], s->contacts[q].addr, sizeof(p->addr_of_link[0]));
             p->addr_of_link[p->nlinks][sizeof(p->addr_of_link[0]) - 1] = '\0';
-            p->link_of[q] = p->nlinks++;
+            p->route[q] = (struct route){&obc__tcp_ops, NULL, p->nlinks++};
         }
     }
     if (p->nlinks == 0) {
@@ -77,6 +88,9 @@ static obc_result_t create_links(struct obc__p2p *p, const struct obc__p2p_setup
     OBC_INFO(OBC_LOG_INIT, "transport tcp: %d remote peers, %u slots of %zu bytes each way",
              p->nlinks, s->tcp_nslots, s->slot_bytes);
     obc_result_t res = obc__tcp_create(p->nlinks, s->tcp_nslots, s->slot_bytes, p->err, &p->tcp);
+    for (int l = 0; res == OBC_SUCCESS && l < p->nlinks; l++) {
+        p->route[p->rank_of_link[l]].ctx = p->tcp;
+    }
     return res == OBC_SUCCESS ? connect_links(p, s) : res;
 }
 
@@ -86,7 +100,7 @@ obc_result_t obc__p2p_create(const struct obc__p2p_setup *s, struct obc__err *er
     struct obc__p2p *p = calloc(1, sizeof(*p));
     obc_result_t res = OBC_SUCCESS;
     *out = NULL;
-    if (p == NULL || (p->link_of = malloc(sizeof(int) * (size_t)s->nranks)) == NULL) {
+    if (p == NULL || (p->route = malloc(sizeof(*p->route) * (size_t)s->nranks)) == NULL) {
         res = obc__err_set(err, OBC_ERR_NO_MEMORY, "p2p table");
     } else {
         p->arena = s->arena;
@@ -113,7 +127,7 @@ void obc__p2p_destroy(struct obc__p2p *p, int64_t drain_ns)
         return;
     }
     obc__tcp_destroy(p->tcp, drain_ns);
-    free(p->link_of);
+    free(p->route);
     free(p->rank_of_link);
     free(p->addr_of_link);
     free(p);
@@ -135,12 +149,16 @@ void obc__p2p_tell_failure(struct obc__p2p *p, obc_result_t code, int culprit)
 
 obc_result_t obc__p2p_health(struct obc__p2p *p, int *blame)
 {
+    /* Only links fail on their own: a channel's peer_error is always
+     * success (a dead local rank breaks the arena, and waits say so). */
     for (int l = 0; p->tcp != NULL && l < p->nlinks; l++) {
-        obc_result_t code = obc__tcp_link_error(p->tcp, l);
+        int from = p->rank_of_link[l];
+        const struct route *r = &p->route[from];
+        obc_result_t code = r->ops->peer_error(r->ctx, r->index);
         if (code == OBC_SUCCESS) {
             continue;
         }
-        int from = p->rank_of_link[l], culprit = obc__tcp_link_culprit(p->tcp, l);
+        int culprit = obc__tcp_link_culprit(p->tcp, l);
         char silent[256];
         obc__p2p_describe_silent(p, 1500000000ll, silent, sizeof(silent));
         *blame = culprit >= 0 ? culprit : from;
@@ -211,45 +229,37 @@ size_t obc__p2p_slot_bytes(const struct obc__p2p *p, int peer)
     return p->slot_bytes;
 }
 
+/* A wait names the peer by its communicator rank, not by the transport's
+ * index of it (for error messages). */
 void *obc__p2p_send_acquire(struct obc__p2p *p, int peer, struct obc__wait *w)
 {
-    int l = p->link_of[peer];
-    if (l < 0) {
-        return obc__arena_chan_acquire(p->arena, peer, w);
+    const struct route *r = &p->route[peer];
+    void *slot = r->ops->send_acquire(r->ctx, r->index, w);
+    if (slot == NULL) {
+        w->peer = peer;
     }
-    void *slot = obc__tcp_send_acquire(p->tcp, l, w);
-    w->peer = peer;
     return slot;
 }
 
 void obc__p2p_send_publish(struct obc__p2p *p, int peer, size_t nbytes, uint64_t stamp)
 {
-    int l = p->link_of[peer];
-    if (l < 0) {
-        obc__arena_chan_publish(p->arena, peer, nbytes, stamp);
-    } else {
-        obc__tcp_send_publish(p->tcp, l, nbytes, stamp);
-    }
+    const struct route *r = &p->route[peer];
+    r->ops->send_publish(r->ctx, r->index, nbytes, stamp);
 }
 
 void *obc__p2p_recv_peek(struct obc__p2p *p, int peer, size_t *nbytes, uint64_t *stamp,
                          struct obc__wait *w)
 {
-    int l = p->link_of[peer];
-    if (l < 0) {
-        return obc__arena_chan_peek(p->arena, peer, nbytes, stamp, w);
+    const struct route *r = &p->route[peer];
+    void *slot = r->ops->recv_peek(r->ctx, r->index, nbytes, stamp, w);
+    if (slot == NULL) {
+        w->peer = peer;
     }
-    void *slot = obc__tcp_recv_peek(p->tcp, l, nbytes, stamp, w);
-    w->peer = peer;
     return slot;
 }
 
 void obc__p2p_recv_release(struct obc__p2p *p, int peer)
 {
-    int l = p->link_of[peer];
-    if (l < 0) {
-        obc__arena_chan_release(p->arena, peer);
-    } else {
-        obc__tcp_recv_release(p->tcp, l);
-    }
+    const struct route *r = &p->route[peer];
+    r->ops->recv_release(r->ctx, r->index);
 }

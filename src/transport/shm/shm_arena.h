@@ -28,7 +28,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "transport/transport.h"
+#include "transport/arena.h"
 
 #define SHM_MAGIC 0x4f42434du /* "OBCM" */
 #define SHM_VERSION 4

@@ -6,7 +6,10 @@
  * storing (pos + 1) into its "filled" word after the payload, and free
  * again when its "released" count reaches the number of its past uses.
  * Each side keeps its own position, so nothing is ever reset.
+ * obc__shm_chan_ops at the end is how p2p.c reaches them.
  */
+#include "transport/shm/shm_chan.h"
+
 #include "transport/shm/shm_arena.h"
 
 #define PAGE 4096
@@ -28,11 +31,6 @@ static unsigned char *chan_payload(struct obc__arena *a, int from, int to, uint6
     size_t pair = (size_t)from * (size_t)a->nranks + (size_t)to;
     return a->chan_payload + pair * pair_payload_bytes(a) +
         (pos % a->hdr->chan_nslots) * a->hdr->chan_slot_bytes;
-}
-
-size_t obc__arena_chan_slot_bytes(const struct obc__arena *a)
-{
-    return (size_t)a->hdr->chan_slot_bytes;
 }
 
 void *obc__arena_chan_acquire(struct obc__arena *a, int to_rank, struct obc__wait *w)
@@ -81,3 +79,44 @@ void obc__arena_chan_release(struct obc__arena *a, int from_rank)
     uint64_t pos = a->chan_recv_pos[from]++;
     obc__shm_flag_add(&chan_slot(a, from, a->rank, pos)->released, 1);
 }
+
+/* The p2p interface's table for a peer on this host (transport.h). */
+
+static void *chan_send_acquire(void *ctx, int peer, struct obc__wait *w)
+{
+    return obc__arena_chan_acquire(ctx, peer, w);
+}
+
+static void chan_send_publish(void *ctx, int peer, size_t nbytes, uint64_t stamp)
+{
+    obc__arena_chan_publish(ctx, peer, nbytes, stamp);
+}
+
+static void *chan_recv_peek(void *ctx, int peer, size_t *nbytes, uint64_t *stamp,
+                            struct obc__wait *w)
+{
+    return obc__arena_chan_peek(ctx, peer, nbytes, stamp, w);
+}
+
+static void chan_recv_release(void *ctx, int peer)
+{
+    obc__arena_chan_release(ctx, peer);
+}
+
+/* A channel is memory: it cannot fail on its own. A local rank that dies
+ * breaks the arena, which every wait on it reports. */
+static obc_result_t chan_peer_error(const void *ctx, int peer)
+{
+    (void)ctx;
+    (void)peer;
+    return OBC_SUCCESS;
+}
+
+const struct obc__xport_ops obc__shm_chan_ops = {
+    .name = "shm",
+    .send_acquire = chan_send_acquire,
+    .send_publish = chan_send_publish,
+    .recv_peek = chan_recv_peek,
+    .recv_release = chan_recv_release,
+    .peer_error = chan_peer_error,
+};

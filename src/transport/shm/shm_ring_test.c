@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "platform/platform.h"
-#include "transport/transport.h"
+#include "transport/arena.h"
 
 static struct obc__err err;
 static struct obc__arena *writer, *reader;

@@ -344,3 +344,40 @@ int64_t obc__tcp_silent_ns(const struct obc__tcp *t, int peer, int64_t now)
     }
     return now - atomic_load_explicit(&l->last_rx_ns, memory_order_relaxed);
 }
+
+/* ---- the p2p interface's table (transport.h) ---- */
+
+static void *ops_send_acquire(void *ctx, int peer, struct obc__wait *w)
+{
+    return obc__tcp_send_acquire(ctx, peer, w);
+}
+
+static void ops_send_publish(void *ctx, int peer, size_t nbytes, uint64_t stamp)
+{
+    obc__tcp_send_publish(ctx, peer, nbytes, stamp);
+}
+
+static void *ops_recv_peek(void *ctx, int peer, size_t *nbytes, uint64_t *stamp,
+                           struct obc__wait *w)
+{
+    return obc__tcp_recv_peek(ctx, peer, nbytes, stamp, w);
+}
+
+static void ops_recv_release(void *ctx, int peer)
+{
+    obc__tcp_recv_release(ctx, peer);
+}
+
+static obc_result_t ops_peer_error(const void *ctx, int peer)
+{
+    return obc__tcp_link_error(ctx, peer);
+}
+
+const struct obc__xport_ops obc__tcp_ops = {
+    .name = "tcp",
+    .send_acquire = ops_send_acquire,
+    .send_publish = ops_send_publish,
+    .recv_peek = ops_recv_peek,
+    .recv_release = ops_recv_release,
+    .peer_error = ops_peer_error,
+};

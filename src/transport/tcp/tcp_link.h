@@ -38,6 +38,11 @@
 
 struct obc__tcp;
 
+/* The p2p interface's table for a peer on another host (transport.h):
+ * ctx is the struct obc__tcp, peer a link index; its members are the
+ * rank's calls below. */
+extern const struct obc__xport_ops obc__tcp_ops;
+
 /* nlinks links (peer indexes 0..nlinks-1) of nslots slots of slot_bytes. */
 obc_result_t obc__tcp_create(int nlinks, uint32_t nslots, size_t slot_bytes, struct obc__err *err,
                              struct obc__tcp **out);
