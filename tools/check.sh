@@ -3,7 +3,7 @@
 # tools/check.sh - `make check`: the rules a reviewer would otherwise check by hand.
 #  1. clang-format: every C file is formatted (.clang-format);
 #  2. layers: a folder of src/ includes only the headers its layer may use
-#     (STYLE.md: api -> engine -> algo -> transport.h -> platform, core);
+#     (STYLE.md: api -> engine -> algo -> transport.h, arena.h -> platform, core);
 #  3. getenv: only src/core/config.c reads the environment.
 set -u
 cd "$(dirname "$0")/.."
