@@ -83,6 +83,17 @@ typedef enum {
 /* Reduction operators (for the reduction collectives). */
 typedef enum { OBC_SUM, OBC_PROD, OBC_MIN, OBC_MAX, OBC_AVG } obc_redop_t;
 
+/* The collectives (OBC_ALGO spells them broadcast, barrier, allreduce,
+ * reduce, allgather, reduce_scatter). */
+typedef enum {
+    OBC_COLL_BROADCAST,
+    OBC_COLL_BARRIER,
+    OBC_COLL_ALLREDUCE,
+    OBC_COLL_REDUCE,
+    OBC_COLL_ALLGATHER,
+    OBC_COLL_REDUCE_SCATTER
+} obc_coll_t;
+
 typedef struct obc_comm obc_comm_t; /* opaque communicator */
 typedef struct obc_request obc_request_t; /* opaque handle of a non-blocking call */
 

@@ -25,15 +25,8 @@
 #include "transport/arena.h"
 #include "transport/transport.h"
 
-enum obc__coll {
-    OBC_COLL_BROADCAST,
-    OBC_COLL_BARRIER,
-    OBC_COLL_ALLREDUCE,
-    OBC_COLL_REDUCE,
-    OBC_COLL_ALLGATHER,
-    OBC_COLL_REDUCE_SCATTER,
-    OBC_COLL_COUNT
-};
+/* The collectives are obc.h's obc_coll_t; this counts them. */
+#define OBC_COLL_COUNT (OBC_COLL_REDUCE_SCATTER + 1)
 
 /* One contiguous piece of a (possibly fused) operation. For broadcast,
  * `send` is read on the root only, `recv` is written on every rank (the
@@ -46,8 +39,29 @@ struct obc__seg {
     size_t nbytes;
 };
 
+/* How the members of a relay broadcast are linked (bcast_relay.c). */
+enum obc__relay_shape {
+    OBC_RELAY_CHAIN, /* pipelined chain: bandwidth */
+    OBC_RELAY_TREE, /* binomial tree: latency, a message of one chunk */
+    OBC_RELAY_FLAT /* tree of radix 8: a few KiB */
+};
+
+/* Everything select decided for one operation besides the algorithm: the
+ * sizes and shapes an algorithm would otherwise decide inside. Filled by
+ * obc__algo_select from the arguments and the tuning alone, so every rank
+ * gets the same plan; the algorithm reads it from args->plan. */
+struct obc__plan {
+    const struct obc__algo *algo;
+    size_t chunk_bytes; /* relays: bytes per chunk, at most one p2p slot */
+    enum obc__relay_shape shape; /* relays: how members are linked */
+    bool streaming; /* eager/arena broadcast: non-temporal stores into the readers' buffers */
+    bool recdbl; /* hierarchical allreduce: leaders by recursive doubling, else the ring */
+    size_t whole_max_bytes; /* window reductions: a vector up to this is reduced whole by
+                             * each consumer, not slice by slice */
+};
+
 struct obc__coll_args {
-    enum obc__coll coll;
+    obc_coll_t coll;
     int root;
     obc_dtype_t dtype;
     obc_redop_t redop; /* reductions only */
@@ -57,6 +71,7 @@ struct obc__coll_args {
     const struct obc__seg *segs;
     size_t nsegs;
     uint64_t seq; /* position of this operation on the communicator */
+    struct obc__plan plan; /* set by the engine from obc__algo_select before init() */
 };
 
 /* State that lives as long as the communicator and advances identically on
@@ -88,8 +103,8 @@ struct obc__algo_ctx {
     bool arena_has_all; /* every rank shares this host's arena */
     struct obc__err *err;
     struct obc__algo_persist *persist;
-    size_t stream_min_bytes; /* from the tuning: when copies use streaming stores */
-    size_t recdbl_max_bytes; /* from the tuning: leaders' small-message allreduce */
+    size_t p2p_slot_bytes; /* payload of one p2p slot (obc__p2p_slot_bytes: the same for
+                            * every peer); 0 without p2p */
     /* Bounded scratch for partial results in the accumulator type (16-bit
      * floats accumulate in float32): algorithms that need it work in
      * segments of at most scratch_bytes. Owned by the engine. */
@@ -100,7 +115,7 @@ struct obc__algo_ctx {
 #define OBC_ALGO_STATE_BYTES 1024
 
 struct obc__algo {
-    enum obc__coll coll;
+    obc_coll_t coll;
     const char *name;
     /* Can this algorithm run these arguments here? (e.g. CMA permitted) */
     bool (*supports)(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args);
@@ -108,31 +123,45 @@ struct obc__algo {
     obc_result_t (*step)(void *state, struct obc__wait *w);
 };
 
-/* Thresholds and forced choices, decided once at communicator creation. */
+/* Thresholds and forced choices, decided once at communicator creation
+ * (obc__algo_tuning_init) from the configuration: every value comes from
+ * src/core/params.def, none is written here. */
 struct obc__algo_tuning {
     size_t eager_max_bytes; /* broadcasts up to this go through the eager ring */
-    size_t recdbl_max_bytes; /* allreduces up to this: recursive doubling */
-    int ncpus; /* CPUs of this host: are ranks crowding them? */
     size_t cma_min_bytes; /* broadcasts from this size read the root's buffer directly */
     size_t stream_min_bytes; /* from this size, destinations get streaming stores */
+    size_t recdbl_max_bytes; /* allreduces up to this: recursive doubling */
+    size_t shm_below_bytes; /* crowded host: reductions below this in the windows */
+    size_t win_whole_max_bytes; /* window reductions reduced whole up to this */
+    size_t hier_flat_max_bytes; /* hier broadcast: radix-8 tree up to this */
+    size_t chain_min_chunk_bytes; /* relay chains cut no chunk smaller */
+    int chain_chunks_per_hop; /* relay chains cut at least this many chunks per hop */
+    int ncpus; /* CPUs of this host: are ranks crowding them? */
     const struct obc__algo *forced[OBC_COLL_COUNT];
 };
 
+struct obc__config;
+
+/* Fill tuning from cfg (a parameter at 0 takes params.def's default; a
+ * single-copy minimum at 0 means never), parse OBC_ALGO into
+ * tuning->forced. ncpus: CPUs of this host. Returns OBC_ERR_INVALID_ARG
+ * with a message naming a bad OBC_ALGO entry or value. */
+obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct obc__config *cfg,
+                                   int ncpus, struct obc__err *err);
 /* Parse OBC_ALGO ("broadcast=cma,barrier=counter") into tuning->forced.
  * Returns OBC_ERR_INVALID_ARG with a message naming the bad entry. */
 obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *tuning,
                                     struct obc__err *err);
-/* Fill the measured defaults for thresholds left at 0. */
-void obc__algo_default_tuning(struct obc__algo_tuning *tuning, int local_nranks);
 
-/* The one place where an algorithm is chosen. `why` receives the reason
- * (pass NULL when it will not be logged). */
+/* The one place where an algorithm and its plan are chosen: fills *plan
+ * (plan->algo is also returned). `why` receives the reason (pass NULL when
+ * it will not be logged). */
 const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
                                          const struct obc__algo_tuning *tuning,
-                                         const struct obc__coll_args *args, char *why,
-                                         size_t why_bytes);
+                                         const struct obc__coll_args *args, struct obc__plan *plan,
+                                         char *why, size_t why_bytes);
 
-const char *obc__coll_name(enum obc__coll coll);
+const char *obc__coll_name(obc_coll_t coll);
 
 /* supports() of the shared-memory algorithms: every rank is in the host
  * arena (and teams are small enough for their stack tables). */

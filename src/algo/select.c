@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * select.c - the one place where obc decides which algorithm runs, from
- * (collective, bytes, ranks, transport capabilities), and where OBC_ALGO
- * overrides are parsed. Thresholds are measured on the development machine
- * (docs/algorithms.md has the table behind them) and can be changed with
- * OBC_EAGER_MAX_BYTES and OBC_CMA_MIN_BYTES.
+ * select.c - the one place where obc decides which algorithm runs, and
+ * with which plan (chunk size, relay shape, leaders' algorithm, streaming
+ * stores), from (collective, bytes, ranks, transport capabilities), and
+ * where OBC_ALGO overrides are parsed. Every threshold is a parameter of
+ * src/core/params.def (defaults measured on the development machine,
+ * docs/algorithms.md has the tables behind them); none is written here.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "core/config.h"
 
 static const struct obc__algo *const registry[] = {
     &obc__bcast_self,          &obc__bcast_eager,        &obc__bcast_arena,
@@ -48,7 +50,7 @@ bool obc__algo_more_than_one(const struct obc__algo_ctx *ctx, const struct obc__
     return ctx->nranks > 1;
 }
 
-const char *obc__coll_name(enum obc__coll coll)
+const char *obc__coll_name(obc_coll_t coll)
 {
     return (unsigned)coll < OBC_COLL_COUNT ? coll_names[coll] : "?";
 }
@@ -97,36 +99,49 @@ obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *t
     return OBC_SUCCESS;
 }
 
+/* A parameter at 0 stands for its default in params.def. */
+static size_t or_default(size_t value, size_t def)
+{
+    return value != 0 ? value : def;
+}
+
 /*
- * Defaults, measured with obc-perf on the 2-core development VM at 2, 4 and
- * 8 ranks, 8 B .. 256 MiB (docs/algorithms.md has the table):
+ * The defaults' reasons (measured with obc-perf on the 2-core development
+ * VM at 2, 4 and 8 ranks, 8 B .. 256 MiB; docs/algorithms.md):
  *  - the eager ring and the arena are the same pipeline; the eager ring's
  *    64 small slots let a root run ahead of many small messages;
  *  - the arena beat single-copy (CMA) reads at every size and rank count
- *    measured: its chunks stay in cache, so the DRAM traffic is one read of
- *    the root's buffer plus the readers' writes, while every CMA reader
- *    reads the root's buffer from DRAM again, through the kernel's slower
- *    copy, after pinning its pages. CMA stays available (OBC_ALGO, or
- *    OBC_CMA_MIN_BYTES) for machines where that balance differs.
+ *    measured: its chunks stay in cache, while every CMA reader reads the
+ *    root's buffer from DRAM again, through the kernel's slower copy. So
+ *    CMA runs only when forced or given a minimum (0 = never);
+ *  - streaming stores pay once the destination would not stay in the
+ *    32 MiB L3 anyway: at 2 ranks, 4 MiB ran at 17.5 GB/s streamed and
+ *    30.8 cached, 64 MiB at 13.2 streamed and 10.6 cached.
  */
-void obc__algo_default_tuning(struct obc__algo_tuning *tuning, int local_nranks)
+obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct obc__config *cfg,
+                                   int ncpus, struct obc__err *err)
 {
-    (void)local_nranks;
-    if (tuning->eager_max_bytes == 0) {
-        tuning->eager_max_bytes = 32 * 1024;
+    struct obc__config def;
+    obc__config_defaults(&def);
+    memset(tuning, 0, sizeof(*tuning));
+    tuning->eager_max_bytes = or_default(cfg->eager_max_bytes, def.eager_max_bytes);
+    tuning->cma_min_bytes = cfg->cma_min_bytes != 0 ? cfg->cma_min_bytes : SIZE_MAX;
+    tuning->stream_min_bytes = or_default(cfg->stream_min_bytes, def.stream_min_bytes);
+    tuning->recdbl_max_bytes = or_default(cfg->recdbl_max_bytes, def.recdbl_max_bytes);
+    tuning->shm_below_bytes = or_default(cfg->shm_below_bytes, def.shm_below_bytes);
+    tuning->win_whole_max_bytes = or_default(cfg->win_whole_max_bytes, def.win_whole_max_bytes);
+    tuning->hier_flat_max_bytes = or_default(cfg->hier_flat_max_bytes, def.hier_flat_max_bytes);
+    tuning->chain_min_chunk_bytes =
+        or_default(cfg->chain_min_chunk_bytes, def.chain_min_chunk_bytes);
+    tuning->chain_chunks_per_hop =
+        cfg->chain_chunks_per_hop != 0 ? cfg->chain_chunks_per_hop : def.chain_chunks_per_hop;
+    tuning->ncpus = ncpus;
+    if (tuning->chain_chunks_per_hop < 1) {
+        return obc__err_set(err, OBC_ERR_INVALID_ARG,
+                            "OBC_CHAIN_CHUNKS_PER_HOP=%d is not a count of chunks (>= 1)",
+                            cfg->chain_chunks_per_hop);
     }
-    /* Streaming stores pay once the destination would not stay in the
-     * 32 MiB L3 anyway: at 2 ranks, 4 MiB ran at 17.5 GB/s streamed and
-     * 30.8 cached, 64 MiB at 13.2 streamed and 10.6 cached. */
-    if (tuning->stream_min_bytes == 0) {
-        tuning->stream_min_bytes = 16u << 20;
-    }
-    if (tuning->cma_min_bytes == 0) {
-        tuning->cma_min_bytes = SIZE_MAX; /* never by default: see above */
-    }
-    if (tuning->recdbl_max_bytes == 0) {
-        tuning->recdbl_max_bytes = 64 * 1024;
-    }
+    return obc__algo_parse_forced(cfg->algo, tuning, err);
 }
 
 /* Write the reason for a choice, unless nobody will read it (why == NULL):
@@ -189,9 +204,8 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
  *    8 ranks 23 us (shm) against 30 (recdbl) and 61 (ring) at 8 B; the
  *    allgather at 8 ranks at every size. Recursive doubling still wins the
  *    small allreduce at 2 ranks per core (4 ranks: 8.0 us against 11.3).
+ *    "Below 1 MiB" is OBC_SHM_BELOW_BYTES.
  */
-#define SHM_BELOW_BYTES (1u << 20)
-
 static const struct obc__algo *within_host(const struct obc__algo_ctx *ctx,
                                            const struct obc__algo_tuning *tuning,
                                            const struct obc__coll_args *args, char *why,
@@ -211,7 +225,7 @@ static const struct obc__algo *within_host(const struct obc__algo_ctx *ctx,
                 tuning->recdbl_max_bytes, ctx->nranks, cpus);
             return &obc__allreduce_recdbl;
         }
-        if (total < SHM_BELOW_BYTES && very_crowded) {
+        if (total < tuning->shm_below_bytes && very_crowded) {
             say(why, why_bytes, "one host, %zu bytes, %d ranks on %d cpus", total, ctx->nranks,
                 cpus);
             return &obc__allreduce_shm;
@@ -222,7 +236,7 @@ static const struct obc__algo *within_host(const struct obc__algo_ctx *ctx,
         say(why, why_bytes, "one host, %d ranks on %d cpus", ctx->nranks, cpus);
         return crowded ? &obc__allgather_shm : &obc__allgather_ring;
     default: {
-        bool shm = crowded && total < SHM_BELOW_BYTES;
+        bool shm = crowded && total < tuning->shm_below_bytes;
         say(why, why_bytes, "one host, %zu bytes, %d ranks on %d cpus", total, ctx->nranks, cpus);
         if (args->coll == OBC_COLL_REDUCE) {
             return shm ? &obc__reduce_shm : &obc__reduce_ring;
@@ -286,10 +300,90 @@ static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
     return reduction_choice(ctx, tuning, args, why, why_bytes);
 }
 
-const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
-                                         const struct obc__algo_tuning *tuning,
-                                         const struct obc__coll_args *args, char *why,
-                                         size_t why_bytes)
+/* A chain of n members takes (chunks + n - 2) chunk times: a message of a
+ * few slots spends most of them filling the pipe (1 MiB in 256 KiB slots
+ * to 8 hosts: 4 chunks and 6 of fill, 45% of the link on netlab; 85% cut
+ * this way). So a chain cuts a message into at least
+ * OBC_CHAIN_CHUNKS_PER_HOP chunks per hop, none larger than a slot and none
+ * smaller than OBC_CHAIN_MIN_CHUNK_BYTES: each chunk costs a frame and
+ * thread wake-ups on every hop (a 16 KiB floor made 1 MiB 31% slower over
+ * loopback). Measured in docs/perf/multihost.md. A chain of two has no pipe
+ * to fill. */
+static size_t chain_chunk(const struct obc__algo_tuning *tuning, size_t slot, size_t nbytes,
+                          int members)
+{
+    size_t floor = tuning->chain_min_chunk_bytes;
+    if (members <= 2 || slot <= floor) {
+        return slot;
+    }
+    size_t hops = (size_t)tuning->chain_chunks_per_hop * (size_t)(members - 1);
+    size_t want = nbytes / hops & ~(size_t)4095;
+    return want < floor ? floor : want < slot ? want : slot;
+}
+
+/* Relays: chain and tree link every rank; hier's host heads relay by a
+ * tree of radix 8 up to OBC_HIER_FLAT_MAX_BYTES (flat up to 8 hosts, 2
+ * levels up to 64: a hop between hosts, kernel, wire, the receiving thread
+ * and the rank, costs 50-300 us, far more than a few extra small sends from
+ * one thread; on netlab at 0.2 ms delay, 8 B to 8 hosts took 1.14 ms as a
+ * binomial tree's 3 hops), by a binomial tree while the message fits in
+ * one slot (latency bound), by a chain above (bandwidth bound). */
+static void relay_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tuning *tuning,
+                       const struct obc__coll_args *args, struct obc__plan *plan)
+{
+    size_t slot = ctx->p2p_slot_bytes;
+    int members = ctx->nranks;
+    plan->chunk_bytes = slot;
+    plan->shape = OBC_RELAY_CHAIN;
+    if (plan->algo == &obc__bcast_tree) {
+        plan->shape = OBC_RELAY_TREE;
+    } else if (plan->algo == &obc__bcast_hier) {
+        members = ctx->leaders.n;
+        plan->shape = args->nbytes <= tuning->hier_flat_max_bytes ? OBC_RELAY_FLAT
+            : args->nbytes <= slot                                ? OBC_RELAY_TREE
+                                                                  : OBC_RELAY_CHAIN;
+    }
+    if (plan->shape == OBC_RELAY_CHAIN) {
+        plan->chunk_bytes = chain_chunk(tuning, slot, args->nbytes, members);
+    }
+}
+
+static bool is_relay(const struct obc__algo *a)
+{
+    return a == &obc__bcast_chain || a == &obc__bcast_tree || a == &obc__bcast_hier;
+}
+
+static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tuning *tuning,
+                      const struct obc__coll_args *args, const struct obc__algo *a,
+                      struct obc__plan *plan)
+{
+    memset(plan, 0, sizeof(*plan));
+    plan->algo = a;
+    plan->streaming = args->nbytes >= tuning->stream_min_bytes;
+    /* hier allreduce: chosen once from the whole size, the same on every leader */
+    plan->recdbl = args->nbytes <= tuning->recdbl_max_bytes;
+    plan->whole_max_bytes = tuning->win_whole_max_bytes;
+    if (is_relay(a)) {
+        relay_plan(ctx, tuning, args, plan);
+    }
+}
+
+/* The relays' reason also names their shape and chunk. */
+static void say_relay(const struct obc__plan *plan, char *why, size_t why_bytes)
+{
+    static const char *const shapes[] = {"chain", "binomial tree", "radix-8 tree"};
+    size_t used = why != NULL ? strlen(why) : 0;
+    if (why == NULL || used >= why_bytes) {
+        return;
+    }
+    snprintf(why + used, why_bytes - used, "; %s of %zu-byte chunks", shapes[plan->shape],
+             plan->chunk_bytes);
+}
+
+static const struct obc__algo *choose(const struct obc__algo_ctx *ctx,
+                                      const struct obc__algo_tuning *tuning,
+                                      const struct obc__coll_args *args, char *why,
+                                      size_t why_bytes)
 {
     const struct obc__algo *forced = tuning->forced[args->coll];
     if (forced != NULL && ctx->nranks > 1) {
@@ -303,6 +397,19 @@ const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
         return a;
     }
     return default_choice(ctx, tuning, args, why, why_bytes);
+}
+
+const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
+                                         const struct obc__algo_tuning *tuning,
+                                         const struct obc__coll_args *args, struct obc__plan *plan,
+                                         char *why, size_t why_bytes)
+{
+    const struct obc__algo *a = choose(ctx, tuning, args, why, why_bytes);
+    fill_plan(ctx, tuning, args, a, plan);
+    if (is_relay(a)) {
+        say_relay(plan, why, why_bytes);
+    }
+    return a;
 }
 
 /* 64-bit FNV-1a over the fields every rank must agree on. */

@@ -3,16 +3,21 @@
  * select_test.c - algorithm choice: OBC_ALGO parsing (good and bad
  * entries), the size thresholds, the single-rank case, a forced algorithm
  * that cannot run falling back, ranks on several machines (no shared arena),
- * and the stamp separating operations.
+ * the plan (relay shapes and chunks, streaming, recursive doubling between
+ * leaders, whole-vector window reductions), the tuning read from params.def
+ * defaults and overrides, and the stamp separating operations.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "algo/algo.h"
+#include "core/config.h"
 
 static struct obc__err err;
 
@@ -36,8 +41,12 @@ static void parse_forced(void **state)
     assert_int_equal(obc__algo_parse_forced("", &t, &err), OBC_SUCCESS);
 }
 
+#define SLOT_BYTES (256u << 10) /* the p2p slot of the default OBC_CHUNK_BYTES */
+
+static struct obc__plan last_plan; /* of the latest pick */
+
 /* nhosts hosts as algorithms see them; machines > 1: each has its own arena. */
-static const struct obc__algo *pick_on(enum obc__coll coll, int nranks, int nhosts, int machines,
+static const struct obc__algo *pick_on(obc_coll_t coll, int nranks, int nhosts, int machines,
                                        size_t nbytes, size_t nsegs,
                                        const struct obc__algo_tuning *t)
 {
@@ -54,15 +63,17 @@ static const struct obc__algo *pick_on(enum obc__coll coll, int nranks, int nhos
     ctx.host.n = nranks / nhosts;
     ctx.leaders.n = nhosts;
     ctx.scratch_bytes = 1 << 20;
+    ctx.p2p_slot_bytes = SLOT_BYTES;
     args.coll = coll;
     args.nbytes = nbytes;
     args.nsegs = nsegs;
-    const struct obc__algo *a = obc__algo_select(&ctx, t, &args, why, sizeof(why));
+    const struct obc__algo *a = obc__algo_select(&ctx, t, &args, &last_plan, why, sizeof(why));
     assert_true(strlen(why) > 0); /* every choice says why */
+    assert_ptr_equal(last_plan.algo, a);
     return a;
 }
 
-static const struct obc__algo *pick_coll(enum obc__coll coll, int nranks, int nhosts, size_t nbytes,
+static const struct obc__algo *pick_coll(obc_coll_t coll, int nranks, int nhosts, size_t nbytes,
                                          size_t nsegs, const struct obc__algo_tuning *t)
 {
     return pick_on(coll, nranks, nhosts, 1, nbytes, nsegs, t);
@@ -74,13 +85,13 @@ static const struct obc__algo *pick(int nranks, size_t nbytes, size_t nsegs,
     return pick_coll(OBC_COLL_BROADCAST, nranks, 1, nbytes, nsegs, t);
 }
 
-/* Default tuning, as a host of `ncpus` CPUs gets it. */
+/* Default tuning, as a host of `ncpus` CPUs gets it with no environment. */
 static struct obc__algo_tuning tuning_for(int ncpus)
 {
     struct obc__algo_tuning t;
-    memset(&t, 0, sizeof(t));
-    obc__algo_default_tuning(&t, ncpus);
-    t.ncpus = ncpus;
+    struct obc__config cfg;
+    obc__config_defaults(&cfg);
+    assert_int_equal(obc__algo_tuning_init(&t, &cfg, ncpus, &err), OBC_SUCCESS);
     return t;
 }
 
@@ -107,10 +118,8 @@ static void reductions(void **state)
 
 static void thresholds(void **state)
 {
-    struct obc__algo_tuning t;
+    struct obc__algo_tuning t = tuning_for(4);
     (void)state;
-    memset(&t, 0, sizeof(t));
-    obc__algo_default_tuning(&t, 4);
     assert_ptr_equal(pick(1, 1 << 20, 1, &t), &obc__bcast_self);
     assert_ptr_equal(pick(4, 8, 1, &t), &obc__bcast_eager);
     assert_ptr_equal(pick(4, t.eager_max_bytes, 1, &t), &obc__bcast_eager);
@@ -143,6 +152,126 @@ static void across_machines(void **state)
     assert_ptr_equal(pick_on(OBC_COLL_BROADCAST, 8, 1, 1, 8, 1, &t), &obc__bcast_chain);
 }
 
+/* The defaults are params.def's (the values select.c and the algorithms
+ * had written in them before); 0 stands for the default; CMA at 0 is never. */
+static void tuning_from_config(void **state)
+{
+    struct obc__config cfg;
+    struct obc__algo_tuning t = tuning_for(2);
+    (void)state;
+    assert_int_equal(t.eager_max_bytes, 32 * 1024);
+    assert_true(t.cma_min_bytes == SIZE_MAX);
+    assert_int_equal(t.stream_min_bytes, 16u << 20);
+    assert_int_equal(t.recdbl_max_bytes, 64 * 1024);
+    assert_int_equal(t.shm_below_bytes, 1u << 20);
+    assert_int_equal(t.win_whole_max_bytes, 16u << 10);
+    assert_int_equal(t.hier_flat_max_bytes, 4096);
+    assert_int_equal(t.chain_min_chunk_bytes, 64 * 1024);
+    assert_int_equal(t.chain_chunks_per_hop, 8);
+    assert_int_equal(t.ncpus, 2);
+    obc__config_defaults(&cfg);
+    cfg.eager_max_bytes = 0;
+    cfg.shm_below_bytes = 0;
+    cfg.chain_chunks_per_hop = 0;
+    assert_int_equal(obc__algo_tuning_init(&t, &cfg, 2, &err), OBC_SUCCESS);
+    assert_int_equal(t.eager_max_bytes, 32 * 1024);
+    assert_int_equal(t.shm_below_bytes, 1u << 20);
+    assert_int_equal(t.chain_chunks_per_hop, 8);
+    cfg.cma_min_bytes = 1u << 20;
+    cfg.hier_flat_max_bytes = 100;
+    snprintf(cfg.algo, sizeof(cfg.algo), "allreduce=ring");
+    assert_int_equal(obc__algo_tuning_init(&t, &cfg, 2, &err), OBC_SUCCESS);
+    assert_int_equal(t.cma_min_bytes, 1u << 20);
+    assert_int_equal(t.hier_flat_max_bytes, 100);
+    assert_ptr_equal(t.forced[OBC_COLL_ALLREDUCE], &obc__allreduce_ring);
+    snprintf(cfg.algo, sizeof(cfg.algo), "allreduce=nope");
+    assert_int_equal(obc__algo_tuning_init(&t, &cfg, 2, &err), OBC_ERR_INVALID_ARG);
+    cfg.algo[0] = '\0';
+    cfg.chain_chunks_per_hop = -1;
+    assert_int_equal(obc__algo_tuning_init(&t, &cfg, 2, &err), OBC_ERR_INVALID_ARG);
+}
+
+/* OBC_SHM_BELOW_BYTES moves the crowded host's switch to the ring. */
+static void shm_below_is_tunable(void **state)
+{
+    struct obc__algo_tuning t = tuning_for(2);
+    (void)state;
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 512 << 10, 1, &t), &obc__allreduce_shm);
+    assert_ptr_equal(pick_coll(OBC_COLL_REDUCE, 4, 1, 512 << 10, 1, &t), &obc__reduce_shm);
+    t.shm_below_bytes = 256 << 10;
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 512 << 10, 1, &t), &obc__allreduce_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_REDUCE, 4, 1, 512 << 10, 1, &t), &obc__reduce_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_REDUCE, 4, 1, 8, 1, &t), &obc__reduce_shm);
+}
+
+/* Relays: the shapes and chunks bcast_relay.c used to choose itself, for
+ * 4 hosts (heads) and for chains over every rank. */
+static void relay_plans(void **state)
+{
+    struct obc__algo_tuning t = tuning_for(2);
+    (void)state;
+    pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 8, 1, &t);
+    assert_int_equal(last_plan.shape, OBC_RELAY_FLAT);
+    assert_int_equal(last_plan.chunk_bytes, SLOT_BYTES);
+    pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 4096, 1, &t);
+    assert_int_equal(last_plan.shape, OBC_RELAY_FLAT);
+    pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 4097, 1, &t);
+    assert_int_equal(last_plan.shape, OBC_RELAY_TREE);
+    pick_on(OBC_COLL_BROADCAST, 8, 4, 4, SLOT_BYTES, 1, &t);
+    assert_int_equal(last_plan.shape, OBC_RELAY_TREE);
+    assert_int_equal(last_plan.chunk_bytes, SLOT_BYTES);
+    /* 1 MiB over 4 heads: 1 MiB / (8 x 3) is under the 64 KiB floor */
+    pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 1 << 20, 1, &t);
+    assert_int_equal(last_plan.shape, OBC_RELAY_CHAIN);
+    assert_int_equal(last_plan.chunk_bytes, 64 << 10);
+    /* 16 MiB: 16 MiB / 24 = 699050, rounded down to 4 KiB, above a slot */
+    pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 16 << 20, 1, &t);
+    assert_int_equal(last_plan.chunk_bytes, SLOT_BYTES);
+    /* 4 MiB: 4 MiB / 24 = 174762 -> 172032 */
+    pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 4 << 20, 1, &t);
+    assert_int_equal(last_plan.chunk_bytes, 172032);
+    /* a chain of two heads has no pipe to fill */
+    pick_on(OBC_COLL_BROADCAST, 4, 2, 2, 4 << 20, 1, &t);
+    assert_int_equal(last_plan.chunk_bytes, SLOT_BYTES);
+    /* forced chain and tree over every rank of one machine */
+    t.forced[OBC_COLL_BROADCAST] = &obc__bcast_chain;
+    pick_on(OBC_COLL_BROADCAST, 8, 1, 1, 8 << 20, 1, &t);
+    assert_int_equal(last_plan.shape, OBC_RELAY_CHAIN);
+    assert_int_equal(last_plan.chunk_bytes, (8u << 20) / 56 & ~4095u);
+    t.forced[OBC_COLL_BROADCAST] = &obc__bcast_tree;
+    pick_on(OBC_COLL_BROADCAST, 8, 1, 1, 8 << 20, 1, &t);
+    assert_int_equal(last_plan.shape, OBC_RELAY_TREE);
+    assert_int_equal(last_plan.chunk_bytes, SLOT_BYTES);
+    /* the tuning moves them */
+    t.forced[OBC_COLL_BROADCAST] = NULL;
+    t.hier_flat_max_bytes = 100;
+    t.chain_min_chunk_bytes = 16 << 10;
+    pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 4096, 1, &t);
+    assert_int_equal(last_plan.shape, OBC_RELAY_TREE);
+    pick_on(OBC_COLL_BROADCAST, 8, 4, 4, 1 << 20, 1, &t);
+    assert_int_equal(last_plan.chunk_bytes, (1u << 20) / 24 & ~4095u);
+}
+
+/* The flags the other algorithms read from the plan. */
+static void plan_flags(void **state)
+{
+    struct obc__algo_tuning t = tuning_for(2);
+    (void)state;
+    pick(4, 8, 1, &t);
+    assert_false(last_plan.streaming);
+    assert_int_equal(last_plan.chunk_bytes, 0);
+    pick(4, (16u << 20) - 1, 1, &t);
+    assert_false(last_plan.streaming);
+    pick(4, 16u << 20, 1, &t);
+    assert_true(last_plan.streaming);
+    assert_ptr_equal(pick_on(OBC_COLL_ALLREDUCE, 8, 4, 4, 64 << 10, 1, &t), &obc__allreduce_hier);
+    assert_true(last_plan.recdbl);
+    pick_on(OBC_COLL_ALLREDUCE, 8, 4, 4, (64 << 10) + 1, 1, &t);
+    assert_false(last_plan.recdbl);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 8, 1, &t), &obc__allreduce_shm);
+    assert_int_equal(last_plan.whole_max_bytes, 16u << 10);
+}
+
 static void stamps_differ(void **state)
 {
     struct obc__coll_args a, b;
@@ -165,8 +294,10 @@ static void stamps_differ(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parse_forced),  cmocka_unit_test(thresholds),
-        cmocka_unit_test(reductions),    cmocka_unit_test(across_machines),
+        cmocka_unit_test(parse_forced),       cmocka_unit_test(thresholds),
+        cmocka_unit_test(reductions),         cmocka_unit_test(across_machines),
+        cmocka_unit_test(tuning_from_config), cmocka_unit_test(shm_below_is_tunable),
+        cmocka_unit_test(relay_plans),        cmocka_unit_test(plan_flags),
         cmocka_unit_test(stamps_differ),
     };
     obc__err_init(&err);

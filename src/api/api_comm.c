@@ -41,13 +41,7 @@ static obc_result_t start_engine(struct obc_comm *c)
     p.arena_has_all = c->arena != NULL && c->topo.local_nranks == c->nranks;
     p.check = c->config.check;
     p.dump_path = c->config.debug_dump;
-    p.tuning.eager_max_bytes = c->config.eager_max_bytes;
-    p.tuning.cma_min_bytes = c->config.cma_min_bytes;
-    p.tuning.stream_min_bytes = c->config.stream_min_bytes;
-    p.tuning.recdbl_max_bytes = c->config.recdbl_max_bytes;
-    p.tuning.ncpus = obc__ncpus();
-    obc__algo_default_tuning(&p.tuning, c->topo.local_nranks);
-    obc_result_t res = obc__algo_parse_forced(c->config.algo, &p.tuning, &c->err);
+    obc_result_t res = obc__algo_tuning_init(&p.tuning, &c->config, obc__ncpus(), &c->err);
     if (res == OBC_SUCCESS) {
         res = obc__engine_create(&p, &c->engine);
     }

@@ -18,7 +18,7 @@
 
 struct call {
     const char *fn;
-    enum obc__coll coll;
+    obc_coll_t coll;
     const void *sendbuf;
     void *recvbuf;
     size_t count;

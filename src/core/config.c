@@ -98,12 +98,19 @@ static void set_default_STR(char *field, const char *def)
 #define OBC_CFG_PARSE_SIZE(text, field, err, errlen, env) \
     parse_size(text, &(field), err, errlen, env)
 
+void obc__config_defaults(struct obc__config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+#define OBC_PARAM(field, type, env, def, doc) OBC_CFG_SET_DEFAULT_##type(cfg->field, def);
+#include "core/params.def"
+#undef OBC_PARAM
+}
+
 int obc__config_load(struct obc__config *cfg, char *err, size_t errlen)
 {
     const char *text;
-    memset(cfg, 0, sizeof(*cfg));
+    obc__config_defaults(cfg);
 #define OBC_PARAM(field, type, env, def, doc) \
-    OBC_CFG_SET_DEFAULT_##type(cfg->field, def); \
     text = getenv(env); \
     if (text != NULL && text[0] != '\0' && \
         OBC_CFG_PARSE_##type(text, cfg->field, err, errlen, env) != 0) { \

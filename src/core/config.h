@@ -50,6 +50,9 @@ struct obc__launch_env {
     int agent_store; /* under torchrun, TORCHELASTIC_USE_AGENT_STORE: its store holds MASTER_PORT */
 };
 
+/* Fill cfg with params.def's defaults only (no environment): what a
+ * parameter set to 0 ("the default") stands for, and the unit tests' base. */
+void obc__config_defaults(struct obc__config *cfg);
 /* Fill cfg from defaults and the environment. Returns 0, or -1 with a message
  * in err (at most errlen bytes) for a malformed value. */
 int obc__config_load(struct obc__config *cfg, char *err, size_t errlen);

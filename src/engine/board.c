@@ -55,7 +55,7 @@ _Static_assert(sizeof(struct board) <= OBC_BOARD_BYTES, "the board must fit the 
 /* A consistent copy of one operation's entry. */
 struct call {
     uint64_t pos;
-    enum obc__coll coll;
+    obc_coll_t coll;
     int root;
     obc_dtype_t dtype;
     obc_redop_t redop;
@@ -82,7 +82,7 @@ static bool read_entry(struct board *bd, uint64_t pos, struct call *c)
         return false;
     }
     c->pos = pos;
-    c->coll = (enum obc__coll)atomic_load_explicit(&e->coll, memory_order_relaxed);
+    c->coll = (obc_coll_t)atomic_load_explicit(&e->coll, memory_order_relaxed);
     c->root = (int)atomic_load_explicit(&e->root, memory_order_relaxed);
     c->dtype = (obc_dtype_t)atomic_load_explicit(&e->dtype, memory_order_relaxed);
     c->redop = (obc_redop_t)atomic_load_explicit(&e->redop, memory_order_relaxed);

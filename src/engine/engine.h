@@ -67,7 +67,7 @@ void obc__op_set_bcast(struct obc__op *op, const void *sendbuf, void *recvbuf, s
 void obc__op_set_barrier(struct obc__op *op);
 /* Fill a reduction or gather (coll: ALLREDUCE, REDUCE, ALLGATHER,
  * REDUCE_SCATTER); count as the user gave it, root only for REDUCE. */
-void obc__op_set_coll(struct obc__op *op, enum obc__coll coll, const void *sendbuf, void *recvbuf,
+void obc__op_set_coll(struct obc__op *op, obc_coll_t coll, const void *sendbuf, void *recvbuf,
                       size_t count, obc_dtype_t dtype, obc_redop_t redop, int root);
 
 /* Run op (on the caller's stack) now in this thread if nothing is queued;
@@ -83,6 +83,15 @@ obc_result_t obc__engine_wait_op(struct obc__engine *e, struct obc__op *op);
 bool obc__op_is_done(const struct obc__op *op);
 /* Wait until everything submitted so far has finished. */
 obc_result_t obc__engine_synchronize(struct obc__engine *e);
+
+/* What obc__algo_select chooses for args on e's communicator, with its
+ * plan and (why != NULL) the reason; the same choice a run would make.
+ * Reads only what is fixed at creation: safe beside running ops. */
+const struct obc__algo *obc__engine_plan(const struct obc__engine *e,
+                                         const struct obc__coll_args *args, struct obc__plan *plan,
+                                         char *why, size_t why_bytes);
+/* The algorithm OBC_ALGO forces for coll, or NULL. */
+const struct obc__algo *obc__engine_forced(const struct obc__engine *e, obc_coll_t coll);
 
 /* Break the communicator with `code` (ops not yet run then fail with
  * OBC_ERR_ABORTED naming it) and tell the peers: the host's ranks through

@@ -37,7 +37,7 @@ void obc__op_unref(struct obc__op *op)
     }
 }
 
-void obc__op_set_coll(struct obc__op *op, enum obc__coll coll, const void *sendbuf, void *recvbuf,
+void obc__op_set_coll(struct obc__op *op, obc_coll_t coll, const void *sendbuf, void *recvbuf,
                       size_t count, obc_dtype_t dtype, obc_redop_t redop, int root)
 {
     size_t nbytes = count * obc_dtype_size(dtype);

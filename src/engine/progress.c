@@ -185,15 +185,32 @@ static obc_result_t run_check(struct obc__engine *e, const struct obc__op *op,
     }
 }
 
-static const struct obc__algo *choose(struct obc__engine *e, const struct obc__op *op)
+const struct obc__algo *obc__engine_plan(const struct obc__engine *e,
+                                         const struct obc__coll_args *args, struct obc__plan *plan,
+                                         char *why, size_t why_bytes)
+{
+    return obc__algo_select(&e->ctx, &e->tuning, args, plan, why, why_bytes);
+}
+
+const struct obc__algo *obc__engine_forced(const struct obc__engine *e, obc_coll_t coll)
+{
+    return e->tuning.forced[coll];
+}
+
+/* Choose the algorithm and its plan (into op->args.plan, where the
+ * algorithm reads it); at INFO, say so whenever the choice changes. */
+static const struct obc__algo *choose(struct obc__engine *e, struct obc__op *op)
 {
     char why[200] = "";
     bool logged = OBC_LOG_ENABLED(OBC_LOG_LEVEL_INFO, OBC_LOG_COLL);
+    struct obc__plan plan;
     const struct obc__algo *a =
-        obc__algo_select(&e->ctx, &e->tuning, &op->args, logged ? why : NULL, sizeof(why));
+        obc__engine_plan(e, &op->args, &plan, logged ? why : NULL, sizeof(why));
+    op->args.plan = plan;
     if (a != e->last_choice[op->args.coll]) {
-        OBC_INFO(OBC_LOG_COLL, "%s #%llu: algorithm %s (%s)", obc__coll_name(op->args.coll),
-                 (unsigned long long)op->args.seq, a->name, why);
+        OBC_INFO(OBC_LOG_COLL, "%s #%llu: %zu bytes: algorithm %s (%s)",
+                 obc__coll_name(op->args.coll), (unsigned long long)op->args.seq, op->args.nbytes,
+                 a->name, why);
         e->last_choice[op->args.coll] = a;
     }
     OBC_TRACE(OBC_LOG_COLL, "%s #%llu: %zu bytes, root %d, %zu segments, algorithm %s",
@@ -483,8 +500,7 @@ obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__
     e->ctx.err = p->err;
     e->ctx.persist = &e->persist;
     e->ctx.arena_has_all = p->arena_has_all;
-    e->ctx.stream_min_bytes = p->tuning.stream_min_bytes;
-    e->ctx.recdbl_max_bytes = p->tuning.recdbl_max_bytes;
+    e->ctx.p2p_slot_bytes = p->p2p != NULL ? obc__p2p_slot_bytes(p->p2p, p->rank) : 0;
     e->tuning = p->tuning;
     e->boards = (struct obc__boards){.arena = p->arena_has_all ? p->arena : NULL,
                                      .rank = p->rank,

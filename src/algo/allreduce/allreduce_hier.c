@@ -58,9 +58,9 @@ static void hier_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
     s->esize = obc_dtype_size(args->dtype);
     s->accsize = obc__acc_size(args->dtype);
     s->seg_elems = ctx->scratch_bytes / s->accsize;
-    /* The leaders' algorithm is chosen once, from the whole size: every
-     * leader must choose the same. */
-    s->use_recdbl = args->nbytes <= ctx->recdbl_max_bytes;
+    /* The leaders' algorithm is in the plan, chosen once from the whole
+     * size (select.c): every leader must run the same. */
+    s->use_recdbl = args->plan.recdbl;
     if (args->count > 0) {
         start_stage(s);
     }

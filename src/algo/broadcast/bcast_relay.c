@@ -13,7 +13,7 @@
  *  hier   only one head per host is a member (the root on its host, the
  *         lowest rank elsewhere), hosts in the order root's host, next,
  *         ...; a chain for large messages, a binomial tree for one chunk, a
- *         tree of radix 8 for a few KiB.
+ *         tree of radix 8 for a few KiB (select.c decides, in the plan).
  *         Each head then hands every chunk to the other ranks of its host
  *         through the arena's windows, chunk by chunk: the host stage of
  *         chunk k runs while the network still carries chunk k+1 (the TCP
@@ -36,8 +36,6 @@
  * over up to 8^10 members fits. */
 #define RELAY_MAX_CHILDREN 70
 #define RELAY_FLAT_RADIX 8
-
-enum relay_shape { RELAY_CHAIN, RELAY_TREE, RELAY_FLAT };
 
 struct relay_state {
     const struct obc__algo_ctx *ctx;
@@ -95,51 +93,31 @@ static int member_rank(const struct obc__algo_ctx *ctx, int root, bool heads, in
     return h == ctx->host_of[root] ? root : ctx->leaders.ranks[h];
 }
 
-/* A chain of n members takes (chunks + n - 2) chunk times: a message of a
- * few slots spends most of them filling the pipe (1 MiB in 256 KiB slots
- * to 8 hosts: 4 chunks and 6 of fill, 45% of the link on netlab; 85% cut
- * this way). So a chain cuts a message into at least CHAIN_CHUNKS_PER_HOP
- * chunks per hop, none larger than a slot and none smaller than
- * CHAIN_MIN_CHUNK: each chunk costs a frame and thread wake-ups on every
- * hop (a 16 KiB floor made 1 MiB 31% slower over loopback). Measured in
- * docs/perf/multihost.md. A chain of two has no pipe to fill. */
-#define CHAIN_CHUNKS_PER_HOP 8
-#define CHAIN_MIN_CHUNK (64 * 1024)
-
-static size_t chain_chunk(size_t slot, size_t nbytes, int members)
-{
-    if (members <= 2 || slot <= CHAIN_MIN_CHUNK) {
-        return slot;
-    }
-    size_t want = nbytes / (CHAIN_CHUNKS_PER_HOP * (size_t)(members - 1)) & ~(size_t)4095;
-    return want < CHAIN_MIN_CHUNK ? CHAIN_MIN_CHUNK : want < slot ? want : slot;
-}
-
+/* The shape and the chunk come from the plan (select.c): every rank cuts
+ * the message the same way. */
 static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
-                       const struct obc__coll_args *args, bool heads, enum relay_shape shape)
+                       const struct obc__coll_args *args, bool heads)
 {
+    enum obc__relay_shape shape = args->plan.shape;
     int n = heads ? ctx->leaders.n : ctx->nranks, pos = -1;
     int root_host = ctx->host_of[args->root];
     memset(s, 0, sizeof(*s));
     s->ctx = ctx;
     s->args = args;
     s->stamp = obc__algo_stamp(args);
-    s->chunk = obc__p2p_slot_bytes(ctx->p2p, args->root);
+    s->chunk = args->plan.chunk_bytes;
     for (int p = 0; p < n && pos < 0; p++) {
         pos = member_rank(ctx, args->root, heads, p) == ctx->rank ? p : -1;
     }
     s->member = pos >= 0;
     s->parent = -1;
-    if (shape == RELAY_CHAIN) {
-        s->chunk = chain_chunk(s->chunk, args->nbytes, n); /* the same on every rank */
-    }
-    if (s->member && shape == RELAY_CHAIN) {
+    if (s->member && shape == OBC_RELAY_CHAIN) {
         s->parent = pos > 0 ? member_rank(ctx, args->root, heads, pos - 1) : -1;
         s->nchildren = pos + 1 < n;
         s->children[0] = s->nchildren ? member_rank(ctx, args->root, heads, pos + 1) : -1;
     } else if (s->member) {
         int parent, kids[RELAY_MAX_CHILDREN];
-        tree_links(pos, n, shape == RELAY_FLAT ? RELAY_FLAT_RADIX : 2, &parent, kids,
+        tree_links(pos, n, shape == OBC_RELAY_FLAT ? RELAY_FLAT_RADIX : 2, &parent, kids,
                    &s->nchildren);
         s->parent = parent < 0 ? -1 : member_rank(ctx, args->root, heads, parent);
         for (int i = 0; i < s->nchildren; i++) {
@@ -274,37 +252,21 @@ static obc_result_t relay_step(void *state, struct obc__wait *w)
     return OBC_SUCCESS;
 }
 
-static void chain_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+/* chain and tree link every rank, hier only the host heads: the plan says
+ * which shape, also for hier (chain, binomial or radix-8 tree by size). */
+static void all_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    relay_init(state, ctx, args, false, RELAY_CHAIN);
+    relay_init(state, ctx, args, false);
 }
-
-static void tree_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
-{
-    relay_init(state, ctx, args, false, RELAY_TREE);
-}
-
-/* Heads relay by a tree while the message fits in one chunk (latency
- * bound), else by a chain (bandwidth bound). A few KiB go out by a tree of
- * radix 8 (flat up to 8 hosts, 2 levels up to 64): a hop between
- * hosts (kernel, wire, the receiving thread, the rank) costs 50-300 us,
- * far more than a few extra small sends from one thread (on netlab at
- * 0.2 ms delay, 8 B to 8 hosts: 1.14 ms as a binomial tree's 3 hops).
- * Every rank decides from the same numbers. */
-#define HIER_FLAT_MAX_BYTES 4096
 
 static void hier_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    size_t chunk = obc__p2p_slot_bytes(ctx->p2p, args->root);
-    enum relay_shape shape = args->nbytes <= HIER_FLAT_MAX_BYTES ? RELAY_FLAT
-        : args->nbytes <= chunk                                  ? RELAY_TREE
-                                                                 : RELAY_CHAIN;
-    relay_init(state, ctx, args, true, shape);
+    relay_init(state, ctx, args, true);
 }
 
-const struct obc__algo obc__bcast_chain = {OBC_COLL_BROADCAST, "chain", relay_supports, chain_init,
+const struct obc__algo obc__bcast_chain = {OBC_COLL_BROADCAST, "chain", relay_supports, all_init,
                                            relay_step};
-const struct obc__algo obc__bcast_tree = {OBC_COLL_BROADCAST, "tree", relay_supports, tree_init,
+const struct obc__algo obc__bcast_tree = {OBC_COLL_BROADCAST, "tree", relay_supports, all_init,
                                           relay_step};
 const struct obc__algo obc__bcast_hier = {OBC_COLL_BROADCAST, "hier", hier_supports, hier_init,
                                           relay_step};

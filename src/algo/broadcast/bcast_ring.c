@@ -90,7 +90,7 @@ static void ring_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
     s->ring = ring;
     s->is_root = ctx->rank == args->root;
     s->stamp = obc__algo_stamp(args);
-    s->streaming = args->nbytes >= ctx->stream_min_bytes;
+    s->streaming = args->plan.streaming; /* select.c: OBC_STREAM_MIN_BYTES */
     s->slot_bytes = obc__arena_slot_bytes(ctx->arena, ring);
     s->nslots = (args->nbytes + s->slot_bytes - 1) / s->slot_bytes;
     s->first_pos = obc__arena_ring_reserve(ctx->arena, ring, s->nslots);

@@ -25,13 +25,6 @@
 
 #define WIN_MAX_TEAM 512
 
-/* Up to this size a vector reduction skips the slicing: every consumer
- * reduces the whole chunk itself, in the same order, from everybody's
- * input, which saves the second synchronisation (waiting for everyone's
- * slice) at the price of n-fold arithmetic on a few KiB. The result is the
- * same bits either way. */
-#define WIN_WHOLE_MAX_BYTES (16u << 10)
-
 static size_t round_up(size_t n, size_t to)
 {
     return (n + to - 1) / to * to;
@@ -75,7 +68,12 @@ void win_reduce_start(struct win_reduce_run *r, const struct obc__algo_ctx *ctx,
     }
     r->nchunks = (uint32_t)((job->count + r->chunk_elems - 1) / r->chunk_elems);
     r->base = win_reserve(ctx, r->nchunks);
-    r->whole = !job->blocks && job->count * r->esize <= WIN_WHOLE_MAX_BYTES;
+    /* Up to the plan's whole_max_bytes (OBC_WIN_WHOLE_MAX_BYTES) a vector
+     * reduction skips the slicing: every consumer reduces the whole chunk
+     * itself, in the same order, from everybody's input, which saves the
+     * second synchronisation (waiting for everyone's slice) at the price of
+     * n-fold arithmetic on a few KiB. The result is the same bits either way. */
+    r->whole = !job->blocks && job->count * r->esize <= job->args->plan.whole_max_bytes;
 }
 
 /* Bytes every member posts for chunk k (what the slot header must say). */
