@@ -83,8 +83,8 @@ typedef enum {
 /* Reduction operators (for the reduction collectives). */
 typedef enum { OBC_SUM, OBC_PROD, OBC_MIN, OBC_MAX, OBC_AVG } obc_redop_t;
 
-/* The collectives (OBC_ALGO spells them broadcast, barrier, allreduce,
- * reduce, allgather, reduce_scatter). */
+/* The collectives, as obc_comm_algorithm names them (and OBC_ALGO spells
+ * them: broadcast, barrier, allreduce, reduce, allgather, reduce_scatter). */
 typedef enum {
     OBC_COLL_BROADCAST,
     OBC_COLL_BARRIER,
@@ -419,6 +419,31 @@ OBC_API const char *obc_result_name(obc_result_t r);
  * of the last failure of this thread that had no communicator (an init or
  * an argument check). The string stays valid until the next call on comm. */
 OBC_API const char *obc_comm_last_error(const obc_comm_t *comm);
+
+/*
+ * obc_comm_algorithm - the name of the algorithm that a collective `coll`
+ * of `nbytes` would run on comm now ("ring", "hier", ...: the names
+ * OBC_ALGO accepts, docs/algorithms.md), written NUL-terminated into
+ * name[len]. nbytes is count times the datatype's size, count as the call
+ * takes it (allgather and reduce_scatter: one rank's block); barrier ignores
+ * it. The answer is the library's own choice, with OBC_ALGO and the
+ * OBC_*_BYTES thresholds applied, so it is the same on every rank, and it
+ * is what OBC_DEBUG=INFO logs with the reason. Local: no communication.
+ * Returns OBC_SUCCESS, or OBC_ERR_INVALID_ARG for a NULL comm or name, an
+ * unknown coll, or a len too short for the name (name then holds "").
+ */
+OBC_API obc_result_t obc_comm_algorithm(const obc_comm_t *comm, obc_coll_t coll, size_t nbytes,
+                                        char *name, size_t len);
+
+/*
+ * obc_comm_algorithm_forced - the algorithm that OBC_ALGO forces for coll
+ * on comm (as read when comm was created), or "" when it forces none,
+ * written into name[len]. A forced algorithm that cannot run an operation
+ * (obc_comm_algorithm says which runs instead) is still reported here.
+ * Local. Returns OBC_SUCCESS or OBC_ERR_INVALID_ARG as obc_comm_algorithm.
+ */
+OBC_API obc_result_t obc_comm_algorithm_forced(const obc_comm_t *comm, obc_coll_t coll, char *name,
+                                               size_t len);
 
 /* obc_dtype_size - bytes per element of t; 0 for an invalid dtype. */
 OBC_API size_t obc_dtype_size(obc_dtype_t t);

@@ -52,7 +52,8 @@ struct perf_ctx;
  * 2(n-1)/n, allgather and reduce_scatter (n-1)/n, broadcast and reduce 1).
  */
 struct perf_op {
-    const char *name; /* -o NAME, and the key looked up in OBC_ALGO */
+    const char *name; /* -o NAME, as OBC_ALGO spells it */
+    obc_coll_t coll; /* the collective, for obc_comm_algorithm */
     bool has_root; /* prints the root; span starts at the root's start */
     bool has_data; /* false (barrier): one row, no buffers, no validation */
     bool has_redop; /* takes --op (the reductions) */
@@ -106,6 +107,7 @@ struct perf_result {
     double warmup_us; /* wall time of one warmup iteration on rank 0 */
     double algbw, busbw; /* GB/s */
     uint64_t wrong; /* bytes or elements (wrong_unit), all ranks, warmup + timed iterations */
+    char algorithm[32]; /* what the library ran (obc_comm_algorithm), for -v */
 };
 
 /* perf_opts.c */
@@ -113,8 +115,9 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *opts);
 void perf_opts_usage(FILE *out);
 const char *perf_dtype_name(obc_dtype_t dtype);
 const char *perf_redop_name(obc_redop_t redop);
-const char *perf_impl_label(const struct perf_opts *opts, const char *op_name, char *buf,
-                            size_t len);
+const char *perf_impl_label(struct perf_ctx *ctx, char *buf, size_t len);
+/* The algorithm the library runs for the current size (ctx->count), into buf. */
+void perf_algorithm(struct perf_ctx *ctx, char *buf, size_t len);
 
 /* perf_data.c */
 void perf_data_fill(unsigned char *buf, size_t nbytes, uint64_t iter, bool poison);

@@ -70,6 +70,7 @@ static int run_sizes(struct perf_ctx *ctx, const char *impl)
         if (rows == 0 || ctx->nbytes != prev_nbytes) {
             struct perf_result res;
             perf_bench_size(ctx, &res);
+            perf_algorithm(ctx, res.algorithm, sizeof(res.algorithm));
             perf_output_row(ctx, impl, &res);
             prev_nbytes = ctx->nbytes;
             wrong_total += res.wrong;
@@ -137,7 +138,7 @@ int main(int argc, char **argv)
         obc_comm_destroy(ctx.comm);
         return 2;
     }
-    const char *impl = perf_impl_label(&opts, ctx.op->name, label_buf, sizeof(label_buf));
+    const char *impl = perf_impl_label(&ctx, label_buf, sizeof(label_buf));
 
     ctx.op->setup(&ctx);
     perf_output_begin(&ctx, impl);

@@ -150,6 +150,7 @@ static void barrier_teardown(struct perf_ctx *ctx)
 
 static const struct perf_op op_broadcast = {
     .name = "broadcast",
+    .coll = OBC_COLL_BROADCAST,
     .has_root = true,
     .has_data = true,
     .wrong_unit = "bytes",
@@ -165,6 +166,7 @@ static const struct perf_op op_broadcast = {
 
 static const struct perf_op op_barrier = {
     .name = "barrier",
+    .coll = OBC_COLL_BARRIER,
     .has_root = false,
     .has_data = false,
     .wrong_unit = "bytes",

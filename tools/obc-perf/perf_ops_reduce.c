@@ -103,6 +103,7 @@ static uint64_t allreduce_check(const struct perf_ctx *ctx, uint64_t iter)
 
 const struct perf_op perf_op_allreduce = {
     .name = "allreduce",
+    .coll = OBC_COLL_ALLREDUCE,
     .has_data = true,
     .has_redop = true,
     .wrong_unit = "elements",
@@ -182,6 +183,7 @@ static uint64_t reduce_check(const struct perf_ctx *ctx, uint64_t iter)
 
 const struct perf_op perf_op_reduce = {
     .name = "reduce",
+    .coll = OBC_COLL_REDUCE,
     .has_root = true,
     .has_data = true,
     .has_redop = true,
@@ -276,6 +278,7 @@ static uint64_t allgather_check(const struct perf_ctx *ctx, uint64_t iter)
 
 const struct perf_op perf_op_allgather = {
     .name = "allgather",
+    .coll = OBC_COLL_ALLGATHER,
     .has_data = true,
     .wrong_unit = "bytes",
     .default_dtype = OBC_FLOAT32,
@@ -353,6 +356,7 @@ static uint64_t rs_check(const struct perf_ctx *ctx, uint64_t iter)
 
 const struct perf_op perf_op_reduce_scatter = {
     .name = "reduce_scatter",
+    .coll = OBC_COLL_REDUCE_SCATTER,
     .has_data = true,
     .has_redop = true,
     .wrong_unit = "elements",

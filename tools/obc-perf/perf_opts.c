@@ -185,7 +185,8 @@ void perf_opts_usage(FILE *out)
             "                       (bytes: the whole buffer, as nccl-tests; wrong: bytes for\n"
             "                       broadcast and allgather, elements for the reductions)\n"
             "  -H, --header         with --csv: print the header line first\n"
-            "  -v, --verbose        '#' detail lines (iterations, min/max, span)\n"
+            "  -v, --verbose        '#' detail lines (iterations, min/max, span, the\n"
+            "                       algorithm the library chose for the size)\n"
             "  -X, --selftest       the rank after the root (reduce: the root) flips one\n"
             "                       output byte after each call; exit 0 only if wrong ==\n"
             "                       iterations for every size\n"
@@ -342,29 +343,25 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *opts)
  * The impl column: --label, else "obc_<algo>" when OBC_ALGO forces this
  * collective's algorithm (e.g. "broadcast=chain,allreduce=ring"), else
  * "obc", so that rows of forced algorithms never merge with default ones.
+ * The library says what is forced: OBC_ALGO is its to parse.
  */
-const char *perf_impl_label(const struct perf_opts *opts, const char *op_name, char *buf,
-                            size_t len)
+const char *perf_impl_label(struct perf_ctx *ctx, char *buf, size_t len)
 {
-    if (opts->label != NULL) {
-        return opts->label;
+    char forced[64];
+    if (ctx->opts->label != NULL) {
+        return ctx->opts->label;
     }
-    const char *spec = getenv("OBC_ALGO");
-    size_t key_len = strlen(op_name);
-    while (spec != NULL && *spec != '\0') {
-        spec += strspn(spec, " ,");
-        size_t item_len = strcspn(spec, ",");
-        const char *value = spec + key_len + 1;
-        if (item_len > key_len + 1 && strncmp(spec, op_name, key_len) == 0 &&
-            spec[key_len] == '=') {
-            size_t value_len = item_len - key_len - 1;
-            while (value_len > 0 && value[value_len - 1] == ' ') {
-                value_len--;
-            }
-            snprintf(buf, len, "obc_%.*s", (int)value_len, value);
-            return buf;
-        }
-        spec += item_len;
+    perf_must(ctx, obc_comm_algorithm_forced(ctx->comm, ctx->op->coll, forced, sizeof(forced)),
+              "obc_comm_algorithm_forced");
+    if (forced[0] == '\0') {
+        return "obc";
     }
-    return "obc";
+    snprintf(buf, len, "obc_%s", forced);
+    return buf;
+}
+
+void perf_algorithm(struct perf_ctx *ctx, char *buf, size_t len)
+{
+    perf_must(ctx, obc_comm_algorithm(ctx->comm, ctx->op->coll, ctx->count * ctx->dsize, buf, len),
+              "obc_comm_algorithm");
 }

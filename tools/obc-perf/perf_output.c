@@ -63,9 +63,9 @@ static void print_detail_comment(const struct perf_result *r, const char *impl)
 {
     printf("# impl=%s bytes=%zu iters=%d maxrank_median_usec=%.3f maxrank_min_usec=%.3f "
            "maxrank_max_usec=%.3f span_median_usec=%.3f span_min_usec=%.3f "
-           "span_max_usec=%.3f warmup_wall_usec=%.1f\n",
+           "span_max_usec=%.3f warmup_wall_usec=%.1f algorithm=%s\n",
            impl, r->nbytes, r->iters, r->max_med_us, r->max_min_us, r->max_max_us, r->span_med_us,
-           r->span_min_us, r->span_max_us, r->warmup_us);
+           r->span_min_us, r->span_max_us, r->warmup_us, r->algorithm);
 }
 
 void perf_output_row(const struct perf_ctx *ctx, const char *impl, const struct perf_result *r)
