@@ -14,6 +14,9 @@ from . import errors
 # obc_dtype_t and obc_redop_t, in the order of include/obc.h.
 INT8, UINT8, INT32, UINT32, INT64, UINT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64 = range(10)
 SUM, PROD, MIN, MAX, AVG = range(5)
+# obc_coll_t, in the order of include/obc.h (obc_comm_algorithm).
+COLL_BROADCAST, COLL_BARRIER, COLL_ALLREDUCE, COLL_REDUCE, COLL_ALLGATHER, COLL_REDUCE_SCATTER = \
+    range(6)
 
 
 def _library_path():
@@ -88,6 +91,8 @@ _proto("obc_group_end", _int)
 _proto("obc_strerror", _c.c_char_p, _int)
 _proto("obc_result_name", _c.c_char_p, _int)
 _proto("obc_comm_last_error", _c.c_char_p, _p)
+_proto("obc_comm_algorithm", _int, _p, _int, _sz, _c.c_char_p, _sz)
+_proto("obc_comm_algorithm_forced", _int, _p, _int, _c.c_char_p, _sz)
 _proto("obc_dtype_size", _sz, _int)
 _proto("obc_version", _c.c_char_p)
 
