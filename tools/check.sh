@@ -3,7 +3,8 @@
 # tools/check.sh - `make check`: the rules a reviewer would otherwise check by hand.
 #  1. clang-format: every C file is formatted (.clang-format);
 #  2. layers: a folder of src/ includes only the headers its layer may use
-#     (STYLE.md: api -> engine -> algo -> transport.h, arena.h -> platform, core);
+#     (STYLE.md: api -> setup -> engine -> algo -> transport.h, arena.h -> platform,
+#     core; setup also wires bootstrap, and core is the ground floor);
 #  3. getenv: only src/core/config.c reads the environment.
 set -u
 cd "$(dirname "$0")/.."
@@ -32,14 +33,16 @@ allowed() {
     # shm/ and tcp/ inside it are private to transport/.
     algo) echo "algo/ transport/transport.h transport/arena.h core/" ;;
     engine) echo "engine/ algo/algo.h transport/transport.h transport/arena.h core/ platform/" ;;
-    api) echo "api/ engine/engine.h algo/algo.h core/ platform/ bootstrap/bootstrap.h" ;;
+    # setup assembles a communicator: bootstrap, host layout, transports
+    # (the p2p links and the host arena it builds), engine; api reaches it
+    # through setup.h only.
+    setup) echo "setup/ bootstrap/bootstrap.h transport/transport.h transport/arena.h engine/engine.h core/ platform/" ;;
+    api) echo "api/ setup/setup.h engine/engine.h algo/algo.h core/ platform/ bootstrap/bootstrap.h" ;;
     esac
 }
 for f in $(git ls-files 'src/*.c' 'src/*.h'); do
     layer=$(echo "$f" | cut -d/ -f2)
     ok=$(allowed "$layer")
-    # core/comm.c wires bootstrap and transport together at creation time
-    [ "$f" = src/core/comm.c ] || [ "$f" = src/core/comm.h ] && ok="$ok bootstrap/bootstrap.h transport/transport.h transport/arena.h"
     grep -o '#include "[^"]*"' "$f" | sed 's/#include "\(.*\)"/\1/' | while read -r inc; do
         [ "$inc" = obc.h ] && continue
         hit=0
@@ -60,7 +63,7 @@ fi
 # tests/fuzz is the exception: its libFuzzer targets drive one layer's decoders
 # from inside, as the unit tests beside the code do (they link obc_fuzzlib).
 for f in $(git ls-files 'tools/*.c' 'tests/*.c' 'examples/*.c' | grep -v '^tests/fuzz/'); do
-    if grep -q '#include "\(core\|engine\|algo\|transport\|bootstrap\|platform\|api\)/' "$f"; then
+    if grep -q '#include "\(core\|engine\|algo\|transport\|bootstrap\|platform\|setup\|api\)/' "$f"; then
         echo "check: $f uses library internals; tools, tests and examples use obc.h only"
         fail=1
     fi

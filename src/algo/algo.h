@@ -83,8 +83,9 @@ struct obc__algo_persist {
 };
 
 /* An ordered set of ranks an algorithm runs over: the whole communicator,
- * the ranks of this rank's host, or the host leaders (the lowest rank of
- * each host). me is this rank's index in it, -1 when not a member. */
+ * the ranks of this rank's host (ascending), or the host leaders (the lowest
+ * rank of each host; leaders.ranks[h] heads host h). me is this rank's index
+ * in it, -1 when not a member. All from the communicator's host layout. */
 struct obc__team {
     int n;
     int me;
@@ -99,6 +100,7 @@ struct obc__algo_ctx {
     int nranks;
     int nhosts;
     const int *host_of; /* [nranks]: host index of every rank (hosts numbered by lowest rank) */
+    const int *host_index; /* [nranks]: every rank's index in its host's team */
     struct obc__team world, host, leaders;
     bool arena_has_all; /* every rank shares this host's arena */
     struct obc__err *err;

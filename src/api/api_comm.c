@@ -2,9 +2,9 @@
 /*
  * api_comm.c - the public communicator calls: where the rendezvous is
  * (obcrun's, torchrun's, Open MPI's, PMI's or Slurm's variables, or a unique
- * id), who hosts it (rank 0, or the caller of obc_get_unique_id), and the
- * engine on top of the communicator that core/comm.c builds. Thin: validate,
- * then delegate.
+ * id) and who hosts it (rank 0, or the caller of obc_get_unique_id); the
+ * communicator itself is assembled and taken apart by setup/. Thin:
+ * validate, then delegate.
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "bootstrap/bootstrap.h"
 #include "core/comm.h"
 #include "core/log.h"
 #include "engine/engine.h"
 #include "platform/platform.h"
+#include "setup/setup.h"
 
 static obc_result_t load_config(struct obc__config *cfg)
 {
@@ -23,46 +25,6 @@ static obc_result_t load_config(struct obc__config *cfg)
     if (obc__config_load(cfg, msg, sizeof(msg)) != 0) {
         return obc__err_set(NULL, OBC_ERR_INVALID_ARG, "%s", msg);
     }
-    return OBC_SUCCESS;
-}
-
-static obc_result_t start_engine(struct obc_comm *c)
-{
-    struct obc__engine_params p;
-    memset(&p, 0, sizeof(p));
-    p.arena = c->arena;
-    p.p2p = c->p2p;
-    p.rank = c->rank;
-    p.nranks = c->nranks;
-    p.nhosts = c->topo.nhosts;
-    p.host_of = c->topo.host_of;
-    p.err = &c->err;
-    p.timeout_s = c->config.timeout_s;
-    p.arena_has_all = c->arena != NULL && c->topo.local_nranks == c->nranks;
-    p.check = c->config.check;
-    p.dump_path = c->config.debug_dump;
-    obc_result_t res = obc__algo_tuning_init(&p.tuning, &c->config, obc__ncpus(), &c->err);
-    if (res == OBC_SUCCESS) {
-        res = obc__engine_create(&p, &c->engine);
-    }
-    return res;
-}
-
-static obc_result_t init_comm(const struct obc__config *cfg, const struct obc__boot_endpoint *ep,
-                              int rank, int nranks, obc_comm_t **comm)
-{
-    struct obc_comm *c = NULL;
-    obc_result_t res = obc__comm_create(cfg, ep, rank, nranks, &c);
-    if (res != OBC_SUCCESS) {
-        return res;
-    }
-    res = start_engine(c);
-    if (res != OBC_SUCCESS) {
-        return obc__comm_fail(c, res);
-    }
-    OBC_INFO(OBC_LOG_INIT, "communicator ready: rank %d of %d, %d on this host", rank, nranks,
-             c->topo.local_nranks);
-    *comm = c;
     return OBC_SUCCESS;
 }
 
@@ -174,7 +136,7 @@ OBC_API obc_result_t obc_comm_init_env(obc_comm_t **comm)
     if (rank == 0) {
         OBC_CHECK(obc__boot_serve(&ep, nranks, obc__config_timeout_ns(cfg.timeout_s), NULL));
     }
-    return init_comm(&cfg, &ep, rank, nranks, comm);
+    return obc__setup_comm_create(&cfg, &ep, rank, nranks, comm);
 }
 
 OBC_API obc_result_t obc_get_unique_id(obc_unique_id_t *id)
@@ -219,7 +181,7 @@ OBC_API obc_result_t obc_comm_init_rank(obc_comm_t **comm, int nranks, const obc
                             "obc_comm_init_rank: id was not made by obc_get_unique_id");
     }
     OBC_CHECK(load_config(&cfg));
-    return init_comm(&cfg, &ep, rank, nranks, comm);
+    return obc__setup_comm_create(&cfg, &ep, rank, nranks, comm);
 }
 
 OBC_API obc_result_t obc_comm_destroy(obc_comm_t *comm)
@@ -227,11 +189,7 @@ OBC_API obc_result_t obc_comm_destroy(obc_comm_t *comm)
     if (comm == NULL) {
         return OBC_SUCCESS;
     }
-    /* A broken communicator has nothing worth delivering: close at once. */
-    comm->closing_broken = obc__engine_broken(comm->engine) != OBC_SUCCESS;
-    obc_result_t res = obc__engine_destroy(comm->engine);
-    obc__comm_free(comm);
-    return res;
+    return obc__setup_comm_destroy(comm);
 }
 
 OBC_API obc_result_t obc_comm_abort(obc_comm_t *comm)

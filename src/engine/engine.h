@@ -25,6 +25,7 @@
 #include "algo/algo.h"
 
 struct obc__engine;
+struct obc__host_layout;
 
 struct obc__op {
     struct obc__coll_args args;
@@ -43,8 +44,7 @@ struct obc__engine_params {
     struct obc__p2p *p2p;
     int rank;
     int nranks;
-    int nhosts;
-    const int *host_of; /* [nranks], copied */
+    const struct obc__host_layout *layout; /* the teams' source; must outlive the engine */
     struct obc__err *err;
     struct obc__algo_tuning tuning;
     double timeout_s;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "core/host_layout.h"
 #include "core/log.h"
 #include "engine/board.h"
 #include "engine/engine.h"
@@ -443,41 +444,32 @@ obc_result_t obc__engine_synchronize(struct obc__engine *e)
 }
 
 /* The teams algorithms run over (world, this host, the host leaders) and
- * the scratch they may use, from the host layout. */
+ * the scratch they may use. The host and leader teams are the layout's own
+ * tables (it outlives the engine); only the world's identity list is ours. */
 #define ENGINE_SCRATCH_BYTES (2u << 20)
 
 static obc_result_t engine_teams(struct obc__engine *e, const struct obc__engine_params *p)
 {
-    int n = p->nranks, mine = p->host_of[p->rank];
-    int *ranks = calloc(4 * (size_t)n, sizeof(int));
+    const struct obc__host_layout *l = p->layout;
+    int n = p->nranks, mine = l->host_of[p->rank];
+    int *world = malloc(sizeof(int) * (size_t)n);
     e->ctx.scratch = malloc(ENGINE_SCRATCH_BYTES);
-    if (ranks == NULL || e->ctx.scratch == NULL) {
-        free(ranks);
+    if (world == NULL || e->ctx.scratch == NULL) {
+        free(world);
         free(e->ctx.scratch);
         return OBC_ERR_NO_MEMORY;
     }
-    e->ctx.scratch_bytes = ENGINE_SCRATCH_BYTES;
-    e->ctx.nhosts = p->nhosts;
-    e->ctx.host_of = ranks + 3 * n;
-    memcpy(ranks + 3 * n, p->host_of, sizeof(int) * (size_t)n);
-    e->ctx.world = (struct obc__team){n, p->rank, ranks};
-    e->ctx.host = (struct obc__team){0, -1, ranks + n};
-    e->ctx.leaders = (struct obc__team){0, -1, ranks + 2 * n};
     for (int r = 0; r < n; r++) {
-        ranks[r] = r;
-        bool leader = true;
-        for (int q = 0; q < r && leader; q++) {
-            leader = p->host_of[q] != p->host_of[r];
-        }
-        if (leader) {
-            e->ctx.leaders.me = r == p->rank ? e->ctx.leaders.n : e->ctx.leaders.me;
-            ranks[2 * n + e->ctx.leaders.n++] = r;
-        }
-        if (p->host_of[r] == mine) {
-            e->ctx.host.me = r == p->rank ? e->ctx.host.n : e->ctx.host.me;
-            ranks[n + e->ctx.host.n++] = r;
-        }
+        world[r] = r;
     }
+    e->ctx.scratch_bytes = ENGINE_SCRATCH_BYTES;
+    e->ctx.nhosts = l->nhosts;
+    e->ctx.host_of = l->host_of;
+    e->ctx.host_index = l->host_index;
+    e->ctx.world = (struct obc__team){n, p->rank, world};
+    e->ctx.host = (struct obc__team){l->host_start[mine + 1] - l->host_start[mine],
+                                     l->host_index[p->rank], l->members + l->host_start[mine]};
+    e->ctx.leaders = (struct obc__team){l->nhosts, l->head[mine] == p->rank ? mine : -1, l->head};
     return OBC_SUCCESS;
 }
 

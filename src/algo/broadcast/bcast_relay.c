@@ -129,12 +129,8 @@ static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
      * host stage out only when it has its arena to itself. */
     s->host_stage = heads && (ctx->host.n > 1 || ctx->arena_has_all);
     /* The head of this host: the root on its own host, else the lowest rank
-     * (index 0 of the host team). */
-    for (int i = 0; i < ctx->host.n; i++) {
-        if (ctx->host_of[ctx->rank] == root_host && ctx->host.ranks[i] == args->root) {
-            s->host_root = i;
-        }
-    }
+     * (index 0 of the host team), as the host layout numbers them. */
+    s->host_root = ctx->host_of[ctx->rank] == root_host ? ctx->host_index[args->root] : 0;
     s->phase = PH_RELAY;
 }
 

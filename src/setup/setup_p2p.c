@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * setup_p2p.c - the p2p links of a communicator: the host arena's channels
+ * to ranks of this machine and, when the ranks span several machines,
+ * bootstrap round 5 (every rank's TCP listening address) and a connection
+ * for every pair of ranks on different machines.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "platform/platform.h"
+#include "setup/setup_impl.h"
+#include "transport/transport.h"
+
+#define TCP_NSLOTS 4 /* per direction of a link: enough to keep a link busy */
+
+/* The address ranks of other hosts reach this one on: OBC_SOCKET_IFNAME's
+ * interface, else the one this rank reached the rendezvous from, never
+ * loopback when the hosts are real (other machines cannot reach it). */
+static obc_result_t tcp_address(struct obc_comm *c, struct obc__boot *boot, char *ip, size_t n)
+{
+    const char *want = c->config.socket_ifname;
+    bool real_hosts = c->config.host_id[0] == '\0';
+    if (want[0] != '\0') {
+        obc__sock_pick_ifaddr(want, ip, n);
+        if (strncmp(ip, "127.", 4) == 0 && strncmp(want, "lo", 2) != 0) {
+            return obc__err_set(&c->err, OBC_ERR_SYSTEM,
+                                "rank %d: OBC_SOCKET_IFNAME=%s matches no interface that is up "
+                                "with an IPv4 address",
+                                c->rank, want);
+        }
+        return OBC_SUCCESS;
+    }
+    if (obc__boot_local_ip(boot, ip, n) == 0 && (strncmp(ip, "127.", 4) != 0 || !real_hosts)) {
+        return OBC_SUCCESS;
+    }
+    obc__sock_pick_ifaddr("", ip, n);
+    if (strncmp(ip, "127.", 4) == 0) {
+        return obc__err_set(&c->err, OBC_ERR_SYSTEM,
+                            "rank %d: the ranks span %d hosts, but no network interface other "
+                            "than loopback is up here",
+                            c->rank, c->layout.machines);
+    }
+    return OBC_SUCCESS;
+}
+
+/* The usable bytes of a p2p slot, the same for every pair on every rank:
+ * a chunk, or less where a crowded machine's channels are smaller. */
+static size_t common_slot_bytes(const struct obc_comm *c)
+{
+    const struct obc__host_layout *l = &c->layout;
+    size_t bytes = l->machines > 1 ? c->config.chunk_bytes & ~(size_t)63 : SIZE_MAX;
+    for (int m = 0; m < l->machines; m++) {
+        int n = 0;
+        for (int r = 0; r < c->nranks; r++) {
+            n += l->machine_of[r] == m;
+        }
+        size_t chan = obc__setup_chan_slot_bytes(&c->config, n);
+        bytes = chan < bytes ? chan : bytes;
+    }
+    return bytes;
+}
+
+obc_result_t obc__setup_p2p(struct obc_comm *c, struct obc__boot *boot)
+{
+    struct obc__p2p_setup s = {
+        .arena = c->arena,
+        .rank = c->rank,
+        .nranks = c->nranks,
+        .remote = c->layout.remote,
+        .slot_bytes = common_slot_bytes(c),
+        .tcp_nslots = TCP_NSLOTS,
+        .listen_fd = -1,
+        .timeout_ns = obc__config_timeout_ns(c->config.timeout_s),
+    };
+    struct obc__tcp_contact me, *all = NULL;
+    char ip[64];
+    obc_result_t res = OBC_SUCCESS;
+    if (c->layout.machines > 1) {
+        all = calloc((size_t)c->nranks, sizeof(*all));
+        res = all != NULL ? tcp_address(c, boot, ip, sizeof(ip)) : OBC_ERR_NO_MEMORY;
+        if (res == OBC_SUCCESS) {
+            res = obc__tcp_listen(ip, c->nranks, &me, &s.listen_fd, &c->err);
+        }
+        if (res == OBC_SUCCESS) {
+            OBC_INFO(OBC_LOG_INIT, "tcp: listening on %s:%d for %d hosts", me.addr, (int)me.port,
+                     c->layout.machines);
+            res = obc__boot_allgather(boot, &me, sizeof(me), all, &c->err);
+        }
+        s.contacts = all;
+    }
+    if (res == OBC_SUCCESS) {
+        res = obc__p2p_create(&s, &c->err, &c->p2p);
+    } else if (s.listen_fd >= 0) {
+        obc__fd_close(s.listen_fd);
+    }
+    free(all);
+    return res;
+}
