@@ -7,7 +7,7 @@
  * the wire would desynchronise the verified broadcasts that follow. Count 0
  * with NULL buffers is valid, and the communicator stays usable.
  */
-/* obct: nranks=1,3,64 timeout=120 san=3 */
+/* obct: nranks=1,3,64 timeout=120 asan=3 */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * host) are exchanged with broadcasts. Also thousands of back-to-back
  * barriers interleaved with broadcasts, and ibarrier mixed with ibroadcast.
  */
-/* obct: nranks=1,2,3,4,5,8,64 timeout=180 san=3 */
+/* obct: nranks=1,2,3,4,5,8,64 timeout=180 asan=3 */
 /* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 san */
 #include <sched.h>
 #include <stdio.h>

@@ -9,12 +9,12 @@
  * Run through obcrun with any number of ranks (1..64); OBCT_QUICK=1 shrinks the
  * large class to 4 MiB + odd (sanitizer runs).
  */
-/* obct: nranks=1,2,3,4,5,8 san=3 */
+/* obct: nranks=1,2,3,4,5,8 asan=3 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=16,64 */
-/* obct: name=eager env=OBC_ALGO=broadcast=eager nranks=2,4,8 san=2 */
-/* obct: name=arena env=OBC_ALGO=broadcast=arena nranks=2,4,8 san=4 */
-/* obct: name=cma env=OBC_ALGO=broadcast=cma nranks=2,4,8 san=4 */
-/* obct: name=chunk5003 env=OBC_ALGO=broadcast=arena env=OBC_CHUNK_BYTES=5003 nranks=3 san */
+/* obct: name=eager env=OBC_ALGO=broadcast=eager nranks=2,4,8 asan=2 */
+/* obct: name=arena env=OBC_ALGO=broadcast=arena nranks=2,4,8 asan=4 */
+/* obct: name=cma env=OBC_ALGO=broadcast=cma nranks=2,4,8 asan=4 */
+/* obct: name=chunk5003 env=OBC_ALGO=broadcast=arena env=OBC_CHUNK_BYTES=5003 nranks=3 asan */
 /* obct: name=nocma env=OBC_CMA=0 nranks=4 */
 /* obct: name=check2 env=OBC_CHECK=2 env=OBCT_QUICK=1 nranks=3,8 */
 /* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 san */

@@ -17,7 +17,7 @@
  * Count 0 with NULL buffers is valid (non-root recvbuf NULL too), a rejected
  * call inside a group queues nothing, and the communicator stays usable.
  */
-/* obct: nranks=1,3,8 timeout=120 san=3 */
+/* obct: nranks=1,3,8 timeout=120 asan=3 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=64 timeout=120 */
 #include <limits.h>
 #include <stdint.h>

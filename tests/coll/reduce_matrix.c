@@ -17,10 +17,10 @@
  * unchanged (except the root's in-place buffer), every guard intact.
  */
 /* clang-format off */
-/* obct: nranks=1,2,3,4,5,8 san=3 */
+/* obct: nranks=1,2,3,4,5,8 asan=3 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=16,64 */
 /* obct: name=shm env=OBC_ALGO=reduce=shm nranks=2,3,4,5,8 label=variant */
-/* obct: name=ring env=OBC_ALGO=reduce=ring nranks=2,3,4,5,8 label=variant san=3 */
+/* obct: name=ring env=OBC_ALGO=reduce=ring nranks=2,3,4,5,8 label=variant asan=3 */
 /* obct: name=split2 env=OBC_HOST_SPLIT=2 nranks=4,5 label=variant */
 /* obct: name=chunk5003 env=OBC_CHUNK_BYTES=5003 nranks=3,5 label=variant */
 /* obct: name=ring_chunk5003 env=OBC_ALGO=reduce=ring env=OBC_CHUNK_BYTES=5003 nranks=3 label=variant */

@@ -19,9 +19,9 @@
  * checked around every buffer.
  */
 /* clang-format off */
-/* obct: nranks=1,2,3,4,5,8 san=3 */
+/* obct: nranks=1,2,3,4,5,8 asan=3 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=16,64 */
-/* obct: name=shm env=OBC_ALGO=reduce_scatter=shm nranks=2,3,4,5,8 label=variant san=4 */
+/* obct: name=shm env=OBC_ALGO=reduce_scatter=shm nranks=2,3,4,5,8 label=variant asan=4 */
 /* obct: name=ring env=OBC_ALGO=reduce_scatter=ring nranks=2,3,4,5,8 label=variant */
 /* obct: name=split2 env=OBC_HOST_SPLIT=2 nranks=4,5 label=variant */
 /* obct: name=chunk5003 env=OBC_CHUNK_BYTES=5003 nranks=3,5 label=variant */
