@@ -6,6 +6,5 @@
 #include "engine/engine.h"
 
 void obc__op_finish(struct obc__op *op, obc_result_t result);
-void obc__engine_wait_word(_Atomic uint32_t *word, _Atomic uint32_t *nwaiters, uint32_t seen);
 
 #endif

@@ -2,8 +2,8 @@
 /*
  * op.c - the life of one operation: filling its arguments, reference
  * counting (a queued op is shared by the engine and the user's requests),
- * and waiting for it to finish (spin briefly, then sleep on a private
- * futex that the finishing thread wakes).
+ * and its end (the private futex word `done` that a waiter sleeps on, in
+ * the one wait of wait.c, and that the finishing thread wakes).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +11,6 @@
 #include "engine/engine.h"
 #include "engine/engine_impl.h"
 #include "platform/platform.h"
-
-#define OP_SPIN_NS 20000
 
 struct obc__op *obc__op_new(void)
 {
@@ -81,22 +79,4 @@ void obc__op_finish(struct obc__op *op, obc_result_t result)
 bool obc__op_is_done(const struct obc__op *op)
 {
     return atomic_load_explicit(&op->done, memory_order_acquire) != 0;
-}
-
-/* Wait until *word != seen: spin, then sleep. Shared by op and engine waits. */
-void obc__engine_wait_word(_Atomic uint32_t *word, _Atomic uint32_t *nwaiters, uint32_t seen)
-{
-    int64_t start = obc__now_ns();
-    unsigned i = 0;
-    while (atomic_load_explicit(word, memory_order_acquire) == seen) {
-        if ((++i & 63) == 0 && obc__now_ns() - start > OP_SPIN_NS) {
-            atomic_fetch_add_explicit(nwaiters, 1, memory_order_seq_cst);
-            if (atomic_load_explicit(word, memory_order_seq_cst) == seen) {
-                obc__futex_wait(word, seen, -1, false);
-            }
-            atomic_fetch_sub_explicit(nwaiters, 1, memory_order_seq_cst);
-        } else {
-            obc__cpu_relax();
-        }
-    }
 }

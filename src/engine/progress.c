@@ -26,6 +26,7 @@
 #include "engine/board.h"
 #include "engine/engine.h"
 #include "engine/engine_impl.h"
+#include "engine/wait.h"
 #include "platform/platform.h"
 
 struct obc__engine {
@@ -119,6 +120,23 @@ static obc_result_t timeout_error(struct obc__engine *e, const struct obc__op *o
  * time instead of after OBC_TIMEOUT. */
 #define STALL_CHECK_NS 200000000
 
+/* A wait on a transport's word sleeps in slices of at most this, between
+ * health checks of the host (its abort word, its ranks' pidfds). */
+#define SLEEP_SLICE_NS 100000000ll
+
+static obc_result_t arena_health(void *arena)
+{
+    return obc__arena_health(arena);
+}
+
+static obc_result_t wait_word(struct obc__engine *e, const struct obc__wait *w, int64_t timeout_ns)
+{
+    struct obc__wait_policy pol = obc__arena_wait_policy(e->ctx.arena);
+    struct obc__wait_rules r = {pol.spin_ns, pol.yield_ns, SLEEP_SLICE_NS,
+                                true,        arena_health, e->ctx.arena};
+    return obc__wait_word(w, &r, timeout_ns);
+}
+
 /* Wait for w's word to change, under the no-progress timeout. */
 static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
                              const struct obc__wait *w)
@@ -130,7 +148,7 @@ static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
         if (timeout >= 0 && timeout - waited < slice) {
             slice = timeout - waited;
         }
-        obc_result_t res = obc__arena_wait(e->ctx.arena, w, slice > 0 ? slice : 1);
+        obc_result_t res = wait_word(e, w, slice > 0 ? slice : 1);
         if (res != OBC_SUCCESS && res != OBC_ERR_TIMEOUT) {
             /* This host's verdict (a rank died, or one aborted) comes first,
              * and goes to the other hosts too. */
@@ -338,6 +356,9 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
+/* A thread waiting for another's op spins this long before it sleeps. */
+#define OP_SPIN_NS 20000
+
 /* Run queued ops in this thread while nobody else does, until done() holds;
  * otherwise sleep on the word the other runner will change. */
 static void help_until(struct obc__engine *e, bool (*done)(struct obc__engine *, void *), void *arg,
@@ -351,7 +372,10 @@ static void help_until(struct obc__engine *e, bool (*done)(struct obc__engine *,
         if (op != NULL) {
             run_claimed(e, op);
         } else if (!done(e, arg)) {
-            obc__engine_wait_word(word, nwaiters, seen);
+            /* The finishing thread wakes a private futex; no deadline. */
+            struct obc__wait w = {word, nwaiters, seen, -1, false};
+            struct obc__wait_rules r = {OP_SPIN_NS, 0, -1, false, NULL, NULL};
+            obc__wait_word(&w, &r, -1);
         }
     }
 }

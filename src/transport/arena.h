@@ -7,11 +7,11 @@
  *    rank copies it out), shared counters, one mailbox per rank;
  *  - windows and boards: per-rank regions with flags their owner advances;
  *  - single-copy access to a peer's memory (CMA);
- *  - the one place that sleeps: obc__arena_wait, on any struct obc__wait
- *    (the arena's own words, and the TCP links' through p2p).
+ *  - what a wait needs of the host: its spin policy and health check (the
+ *    wait loop itself, for every word, is the engine's: engine/wait.c).
  * Ranks are communicator ranks; the arena maps those of its host to its
- * own local indexes. Nothing here blocks except obc__arena_wait: an
- * operation that cannot proceed fills a struct obc__wait.
+ * own local indexes. Nothing here blocks: an operation that cannot
+ * proceed fills a struct obc__wait.
  *
  * The arena's channels (point-to-point FIFOs between two local ranks) are
  * not here: they are the shm transport of the p2p interface
@@ -150,11 +150,12 @@ obc_result_t obc__arena_peer_read(struct obc__arena *a, int peer, void *dst, con
 obc_result_t obc__arena_peer_write(struct obc__arena *a, int peer, const void *src, void *dst,
                                    size_t nbytes);
 
-/* Block until *w->word changes (OBC_SUCCESS), the arena is aborted or a peer
- * died (OBC_ERR_ABORTED / OBC_ERR_PEER_LOST / the aborting rank's code), or
- * timeout_ns pass without change (OBC_ERR_TIMEOUT; < 0: never). */
-obc_result_t obc__arena_wait(struct obc__arena *a, const struct obc__wait *w, int64_t timeout_ns);
-/* Cheap check of the abort word and peers' health, without waiting. */
+/* How long a wait on this host's words may spin and yield (the caller's
+ * wait loop, engine/wait.c, sleeps after; shared futexes). */
+struct obc__wait_policy obc__arena_wait_policy(const struct obc__arena *a);
+/* Cheap check of the abort word and peers' health, without waiting: a
+ * waiter calls it between polls and sleeps (OBC_ERR_ABORTED /
+ * OBC_ERR_PEER_LOST / the aborting rank's code). */
 obc_result_t obc__arena_health(struct obc__arena *a);
 /* The rank named by the arena's abort (a dead or aborting rank), or -1. */
 int obc__arena_culprit(const struct obc__arena *a);

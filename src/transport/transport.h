@@ -15,7 +15,7 @@
  * Transports know nothing of collectives: no dtypes, no ops, no
  * communicator; ranks are communicator ranks. They never block: an
  * operation that cannot proceed fills a struct obc__wait, and the caller
- * sleeps in obc__arena_wait until that word changes.
+ * sleeps (engine/wait.c, the one wait) until that word changes.
  */
 #ifndef OBC_TRANSPORT_H
 #define OBC_TRANSPORT_H
@@ -102,7 +102,7 @@ struct obc__xport_ops {
     /* OBC_SUCCESS, or why the path to peer failed (OBC_ERR_PEER_LOST,
      * OBC_ERR_PROTOCOL, or the code of a peer's failure notice). Cheap;
      * any thread. shm's is always OBC_SUCCESS: a channel cannot fail on
-     * its own, and a dead local rank shows in obc__arena_wait. */
+     * its own, and a dead local rank shows in obc__arena_health. */
     obc_result_t (*peer_error)(const void *ctx, int peer);
 };
 

@@ -1,26 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * shm_wait.c - how a rank waits for a shared word to change, and how it
- * notices that waiting is pointless (the arena was aborted, a peer died).
- *
- * Three phases: busy-poll for policy.spin_ns (the cheapest wake-up, ~0.2 us,
- * worth it only while ranks do not outnumber cores), then sched_yield until
- * policy.yield_ns (lets the rank that holds the data run on this core), then
- * sleep on a futex in slices of at most 100 ms; between slices the abort
- * word and the peers' pidfds are checked, so a dead peer is noticed within
- * about a slice. Writers call futex_wake only when the sleeper count beside
- * the word is non-zero; both sides use seq_cst on (value, sleepers), so a
- * store cannot slip between a sleeper's last check and its futex_wait
- * (the kernel re-checks the value too).
+ * shm_wait.c - what is the arena's in a wait (the loop itself is the
+ * engine's one wait, engine/wait.c): waking a shared word's sleepers, the
+ * abort word, and noticing that waiting is pointless (the arena was
+ * aborted, a peer died). Writers call futex_wake only when the sleeper
+ * count beside the word is non-zero; both sides use seq_cst on (value,
+ * sleepers), so a store cannot slip between a sleeper's last check and
+ * its futex_wait (the kernel re-checks the value too).
  */
-#include <errno.h>
-#include <string.h>
-
 #include "core/log.h"
 #include "platform/platform.h"
 #include "transport/shm/shm_arena.h"
 
-#define SLEEP_SLICE_NS 100000000ll /* 100 ms between health checks while asleep */
 #define HEALTH_EVERY_NS 20000000ll /* pidfds are polled at most every 20 ms */
 
 void obc__shm_flag_store(struct shm_flag *f, uint32_t value)
@@ -109,69 +100,7 @@ obc_result_t obc__arena_health(struct obc__arena *a)
     return check_peers(a);
 }
 
-static bool changed(const struct obc__wait *w)
+struct obc__wait_policy obc__arena_wait_policy(const struct obc__arena *a)
 {
-    return atomic_load_explicit(w->word, memory_order_acquire) != w->seen;
-}
-
-static obc_result_t sleep_phase(struct obc__arena *a, const struct obc__wait *w, int64_t start,
-                                int64_t timeout_ns)
-{
-    for (;;) {
-        obc_result_t res = obc__arena_health(a);
-        int64_t slice = SLEEP_SLICE_NS, waited = obc__now_ns() - start;
-        if (res != OBC_SUCCESS) {
-            return res;
-        }
-        if (timeout_ns >= 0 && waited >= timeout_ns) {
-            return OBC_ERR_TIMEOUT; /* the caller knows what it waited for */
-        }
-        if (timeout_ns >= 0 && timeout_ns - waited < slice) {
-            slice = timeout_ns - waited;
-        }
-        atomic_fetch_add_explicit(w->sleepers, 1, memory_order_seq_cst);
-        if (atomic_load_explicit(w->word, memory_order_seq_cst) == w->seen) {
-            obc__futex_wait(w->word, w->seen, slice, true);
-        }
-        atomic_fetch_sub_explicit(w->sleepers, 1, memory_order_seq_cst);
-        if (changed(w)) {
-            return OBC_SUCCESS;
-        }
-    }
-}
-
-obc_result_t obc__arena_wait(struct obc__arena *a, const struct obc__wait *w, int64_t timeout_ns)
-{
-    int64_t start = obc__now_ns(), now = start;
-    if (w->sleep_now) {
-        return changed(w) ? OBC_SUCCESS : sleep_phase(a, w, start, timeout_ns);
-    }
-    for (unsigned i = 1;; i++) {
-        if (changed(w)) {
-            return OBC_SUCCESS;
-        }
-        if ((i & 63) == 0) {
-            obc_result_t res = check_abort(a);
-            if (res != OBC_SUCCESS) {
-                return res;
-            }
-            now = obc__now_ns();
-            if (now - start >= a->policy.spin_ns) {
-                break;
-            }
-        }
-        obc__cpu_relax();
-    }
-    while (now - start < a->policy.yield_ns) {
-        obc__yield();
-        if (changed(w)) {
-            return OBC_SUCCESS;
-        }
-        obc_result_t res = obc__arena_health(a);
-        if (res != OBC_SUCCESS) {
-            return res;
-        }
-        now = obc__now_ns();
-    }
-    return sleep_phase(a, w, start, timeout_ns);
+    return a->policy;
 }

@@ -95,7 +95,7 @@ struct obc__tcp {
     pthread_t thread;
 };
 
-/* Waiters sleep on these words through obc__arena_wait, which uses shared
+/* Waiters sleep on these words in the engine's one wait, which uses shared
  * futexes (its other words live in a shared segment); the wake must use
  * the same kind to reach them. */
 static inline void obc__tcp_index_advance(struct obc__tcp_index *ix)
