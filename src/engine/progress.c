@@ -16,7 +16,6 @@
  * call may then run inline.
  */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +25,7 @@
 #include "engine/board.h"
 #include "engine/engine.h"
 #include "engine/engine_impl.h"
+#include "engine/health.h"
 #include "engine/wait.h"
 #include "platform/platform.h"
 
@@ -84,35 +84,7 @@ void obc__engine_abort(struct obc__engine *e, obc_result_t code)
 
 static obc_result_t broken_error(struct obc__engine *e, const struct obc__op *op)
 {
-    return obc__err_set(e->ctx.err, OBC_ERR_ABORTED,
-                        "%s #%llu not run: the communicator is broken (%s: %s)",
-                        obc__coll_name(op->args.coll), (unsigned long long)op->args.seq,
-                        obc_strerror(obc__engine_broken(e)), e->broken_msg);
-}
-
-/* A remote peer that sent nothing, not even its heartbeats (every 0.5 s),
- * for this long is named as unreachable in a timeout's message. */
-#define SILENT_NS 1500000000ll
-
-/* The timeout's message names who has not arrived and what they last did;
- * the flight recorder goes to the log or OBC_DEBUG_DUMP. */
-static obc_result_t timeout_error(struct obc__engine *e, const struct obc__op *op,
-                                  const struct obc__wait *w)
-{
-    char who[OBC_ERR_MSG_BYTES] = "";
-    if (w->peer >= 0) {
-        snprintf(who, sizeof(who), "; waiting for rank %d", w->peer);
-    }
-    size_t used = strlen(who);
-    obc__p2p_describe_silent(e->ctx.p2p, SILENT_NS, who + used, sizeof(who) - used);
-    obc__board_describe_laggards(&e->boards, &op->args, who, sizeof(who));
-    obc__board_dump(&e->boards, &op->args);
-    return obc__err_set(e->ctx.err, OBC_ERR_TIMEOUT,
-                        "%s #%llu (root %d, %zu bytes) on rank %d: no progress for %.1f s "
-                        "(OBC_TIMEOUT)%s",
-                        obc__coll_name(op->args.coll), (unsigned long long)op->args.seq,
-                        op->args.root, op->args.nbytes, e->ctx.rank,
-                        (double)atomic_load(&e->timeout_ns) / 1e9, who);
+    return obc__health_broken(e->ctx.err, &op->args, obc__engine_broken(e), e->broken_msg);
 }
 
 /* How often a stalled wait looks at the boards for a rank that entered
@@ -120,24 +92,8 @@ static obc_result_t timeout_error(struct obc__engine *e, const struct obc__op *o
  * time instead of after OBC_TIMEOUT. */
 #define STALL_CHECK_NS 200000000
 
-/* A wait on a transport's word sleeps in slices of at most this, between
- * health checks of the host (its abort word, its ranks' pidfds). */
-#define SLEEP_SLICE_NS 100000000ll
-
-static obc_result_t arena_health(void *arena)
-{
-    return obc__arena_health(arena);
-}
-
-static obc_result_t wait_word(struct obc__engine *e, const struct obc__wait *w, int64_t timeout_ns)
-{
-    struct obc__wait_policy pol = obc__arena_wait_policy(e->ctx.arena);
-    struct obc__wait_rules r = {pol.spin_ns, pol.yield_ns, SLEEP_SLICE_NS,
-                                true,        arena_health, e->ctx.arena};
-    return obc__wait_word(w, &r, timeout_ns);
-}
-
-/* Wait for w's word to change, under the no-progress timeout. */
+/* Wait for w's word to change, under the no-progress timeout: the wait,
+ * the verdict on it, and every STALL_CHECK_NS the boards. */
 static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
                              const struct obc__wait *w)
 {
@@ -148,26 +104,9 @@ static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
         if (timeout >= 0 && timeout - waited < slice) {
             slice = timeout - waited;
         }
-        obc_result_t res = wait_word(e, w, slice > 0 ? slice : 1);
-        if (res != OBC_SUCCESS && res != OBC_ERR_TIMEOUT) {
-            /* This host's verdict (a rank died, or one aborted) comes first,
-             * and goes to the other hosts too. */
-            obc__p2p_tell_failure(e->ctx.p2p, res, obc__arena_culprit(e->ctx.arena));
-            return res;
-        }
-        int blame = -1;
-        obc_result_t links = obc__p2p_health(e->ctx.p2p, &blame);
-        if (links != OBC_SUCCESS) {
-            /* A connection failed, whatever this wait was for. The ranks of
-             * this host may be waiting on this one: they name the same rank,
-             * unless it is a timeout's, which names only whom a rank waited
-             * for (they time out on their own, naming what they see). */
-            if (links != OBC_ERR_TIMEOUT) {
-                obc__arena_abort(e->ctx.arena, links, blame);
-            }
-            return links;
-        }
-        if (res == OBC_SUCCESS) {
+        obc_result_t res = obc__health_wait(&e->ctx, w, slice > 0 ? slice : 1);
+        res = obc__health_verdict(&e->ctx, res);
+        if (res != OBC_IN_PROGRESS) {
             return res;
         }
         waited += slice;
@@ -176,11 +115,7 @@ static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
             return res;
         }
         if (timeout >= 0 && waited >= timeout) {
-            /* Tell the other hosts before this rank leaves: to them a
-             * goodbye in mid-operation would look like a lost peer. */
-            res = timeout_error(e, op, w);
-            obc__p2p_tell_failure(e->ctx.p2p, res, w->peer >= 0 ? w->peer : e->ctx.rank);
-            return res;
+            return obc__health_timeout(&e->ctx, &e->boards, &op->args, w, timeout);
         }
     }
 }
