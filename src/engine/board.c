@@ -2,7 +2,8 @@
 /*
  * board.c - the rank's public record in the arena (see board.h): its
  * layout, the writes the owner makes at each operation's start and end, and
- * the readings other ranks make to name a hang or a mismatch.
+ * the readings other ranks make to name a hang (here) or a mismatch
+ * (check_mode.c compares the calls it reads here).
  *
  * Layout (in OBC_BOARD_BYTES of shared memory, zeroed at creation):
  * `arrived` and `completed` hold an operation's position (seq + 1; 0 =
@@ -26,7 +27,6 @@
 #include <unistd.h>
 
 #include "core/dtype.h"
-#include "core/hash.h"
 #include "core/log.h"
 #include "core/reduce.h"
 #include "platform/platform.h"
@@ -52,19 +52,6 @@ struct board {
 
 _Static_assert(sizeof(struct board) <= OBC_BOARD_BYTES, "the board must fit the arena's");
 
-/* A consistent copy of one operation's entry. */
-struct call {
-    uint64_t pos;
-    obc_coll_t coll;
-    int root;
-    obc_dtype_t dtype;
-    obc_redop_t redop;
-    size_t count, nbytes;
-    int state;
-    obc_result_t result;
-    int64_t start_ns, end_ns;
-};
-
 static struct board *board_of(struct obc__boards *b, int rank)
 {
     return (struct board *)(void *)obc__arena_board(b->arena, rank);
@@ -75,9 +62,9 @@ static uint64_t pos_of(const struct obc__coll_args *args)
     return args->seq + 1;
 }
 
-static bool read_entry(struct board *bd, uint64_t pos, struct call *c)
+static bool read_entry(const struct board *bd, uint64_t pos, struct obc__board_call *c)
 {
-    struct entry *e = &bd->recent[pos % OBC_BOARD_RECENT];
+    const struct entry *e = &bd->recent[pos % OBC_BOARD_RECENT];
     if (pos == 0 || atomic_load_explicit(&e->pos, memory_order_acquire) != pos) {
         return false;
     }
@@ -95,18 +82,6 @@ static bool read_entry(struct board *bd, uint64_t pos, struct call *c)
     atomic_thread_fence(memory_order_acquire);
     return atomic_load_explicit(&e->pos, memory_order_relaxed) == pos &&
         (unsigned)c->coll < OBC_COLL_COUNT;
-}
-
-static void call_of_args(const struct obc__coll_args *args, struct call *c)
-{
-    memset(c, 0, sizeof(*c));
-    c->pos = pos_of(args);
-    c->coll = args->coll;
-    c->root = args->root;
-    c->dtype = args->dtype;
-    c->redop = args->redop;
-    c->count = args->count;
-    c->nbytes = args->nbytes;
 }
 
 void obc__board_enter(struct obc__boards *b, const struct obc__coll_args *args)
@@ -153,7 +128,7 @@ void obc__board_leave(struct obc__boards *b, const struct obc__coll_args *args, 
 }
 
 /* "allreduce (count 10, float32, sum)", "broadcast (count 12, int8, root 0)". */
-static void describe_call(const struct call *c, char *out, size_t nbytes)
+void obc__board_describe_call(const struct obc__board_call *c, char *out, size_t nbytes)
 {
     int n = snprintf(out, nbytes, "%s (count %zu, %s", obc__coll_name(c->coll), c->count,
                      obc__dtype_name(c->dtype));
@@ -177,116 +152,42 @@ static void describe_call(const struct call *c, char *out, size_t nbytes)
     }
 }
 
-static bool same_call(const struct call *a, const struct call *b)
+bool obc__board_read(struct obc__boards *b, int rank, uint64_t seq, struct obc__board_call *c)
 {
-    bool rooted = a->coll == OBC_COLL_BROADCAST || a->coll == OBC_COLL_REDUCE;
-    bool reduces = a->coll == OBC_COLL_ALLREDUCE || a->coll == OBC_COLL_REDUCE ||
-        a->coll == OBC_COLL_REDUCE_SCATTER;
-    return a->coll == b->coll && a->count == b->count && a->dtype == b->dtype &&
-        (!rooted || a->root == b->root) && (!reduces || a->redop == b->redop);
+    return b->arena != NULL && (b->remote == NULL || !b->remote[rank]) &&
+        read_entry(board_of(b, rank), seq + 1, c);
 }
 
-static obc_result_t mismatch_error(struct obc__boards *b, const struct call *mine,
-                                   const struct call *theirs, int rank, struct obc__err *err)
+bool obc__board_hash(struct obc__boards *b, int rank, uint64_t seq, uint64_t *hash)
 {
-    char want[96], got[96];
-    describe_call(mine, want, sizeof(want));
-    describe_call(theirs, got, sizeof(got));
-    /* Every rank of the host must learn it, also those no wait would wake. */
-    obc__arena_abort(b->arena, OBC_ERR_MISMATCH, b->rank);
-    return obc__err_set(
-        err, OBC_ERR_MISMATCH, "%s #%llu: rank %d called %s while rank %d called %s",
-        obc__coll_name(mine->coll), (unsigned long long)(mine->pos - 1), rank, got, b->rank, want);
+    if (b->arena == NULL || (b->remote != NULL && b->remote[rank])) {
+        return false;
+    }
+    struct board *bd = board_of(b, rank);
+    *hash = atomic_load_explicit(&bd->hash, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&bd->hash_pos, memory_order_relaxed) == seq + 1;
 }
 
-obc_result_t obc__board_find_mismatch(struct obc__boards *b, const struct obc__coll_args *args,
-                                      struct obc__err *err)
-{
-    if (b->arena == NULL) {
-        return OBC_SUCCESS;
-    }
-    struct call mine, theirs;
-    call_of_args(args, &mine);
-    for (int r = 0; r < b->nranks; r++) {
-        if (r != b->rank && read_entry(board_of(b, r), mine.pos, &theirs) &&
-            !same_call(&mine, &theirs)) {
-            return mismatch_error(b, &mine, &theirs, r, err);
-        }
-    }
-    return OBC_SUCCESS;
-}
-
-/* Has every other rank's flag idx reached pos? If not, *w waits on one that has not. */
-static bool all_reached(struct obc__boards *b, int idx, uint64_t pos, struct obc__wait *w)
-{
-    for (int r = 0; r < b->nranks; r++) {
-        if (r != b->rank && !obc__arena_board_flag_reached(b->arena, r, idx, (uint32_t)pos, w)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-obc_result_t obc__board_check_arrival(struct obc__boards *b, const struct obc__coll_args *args,
-                                      struct obc__err *err, struct obc__wait *w)
-{
-    if (b->arena == NULL) {
-        return OBC_SUCCESS;
-    }
-    if (!all_reached(b, FLAG_ARRIVED, pos_of(args), w)) {
-        return OBC_IN_PROGRESS;
-    }
-    /* A rank already past pos checked this operation against everybody, us
-     * included, before it moved on: only the ranks still at pos need a look. */
-    return obc__board_find_mismatch(b, args, err);
-}
-
-static uint64_t payload_hash(const struct obc__coll_args *args)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ull;
-    for (size_t i = 0; i < args->nsegs; i++) {
-        h = (h ^ obc__hash64(args->segs[i].recv, args->segs[i].nbytes)) * 0x100000001B3ull;
-    }
-    return h;
-}
-
-void obc__board_post_hash(struct obc__boards *b, const struct obc__coll_args *args)
+void obc__board_post_hash(struct obc__boards *b, const struct obc__coll_args *args, uint64_t hash)
 {
     if (b->arena == NULL) {
         return;
     }
     struct board *bd = board_of(b, b->rank);
-    atomic_store_explicit(&bd->hash, payload_hash(args), memory_order_relaxed);
+    atomic_store_explicit(&bd->hash_pos, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&bd->hash, hash, memory_order_relaxed);
     atomic_store_explicit(&bd->hash_pos, pos_of(args), memory_order_release);
     obc__arena_board_flag_store(b->arena, FLAG_HASHED, (uint32_t)pos_of(args));
 }
 
-obc_result_t obc__board_check_hash(struct obc__boards *b, const struct obc__coll_args *args,
-                                   struct obc__err *err, struct obc__wait *w)
+bool obc__board_reached(struct obc__boards *b, int rank, int what, uint64_t seq,
+                        struct obc__wait *w)
 {
-    if (b->arena == NULL) {
-        return OBC_SUCCESS;
-    }
-    uint64_t pos = pos_of(args);
-    if (!all_reached(b, FLAG_HASHED, pos, w)) {
-        return OBC_IN_PROGRESS;
-    }
-    struct board *root = board_of(b, args->root);
-    uint64_t want = atomic_load_explicit(&root->hash, memory_order_relaxed);
-    for (int r = 0; r < b->nranks; r++) {
-        struct board *bd = board_of(b, r);
-        /* A rank past pos posted a newer hash; it compared this one itself. */
-        if (atomic_load_explicit(&bd->hash_pos, memory_order_acquire) == pos &&
-            atomic_load_explicit(&root->hash_pos, memory_order_acquire) == pos &&
-            atomic_load_explicit(&bd->hash, memory_order_relaxed) != want) {
-            obc__arena_abort(b->arena, OBC_ERR_MISMATCH, b->rank);
-            return obc__err_set(err, OBC_ERR_MISMATCH,
-                                "broadcast #%llu: rank %d holds bytes that differ from root "
-                                "rank %d's after the broadcast (OBC_CHECK=2 payload hash)",
-                                (unsigned long long)args->seq, r, args->root);
-        }
-    }
-    return OBC_SUCCESS;
+    int idx = what == OBC_BOARD_HASHED ? FLAG_HASHED : FLAG_ARRIVED;
+    return b->arena == NULL ||
+        obc__arena_board_flag_reached(b->arena, rank, idx, (uint32_t)(seq + 1), w);
 }
 
 static size_t append(char *out, size_t nbytes, size_t used, const char *fmt, ...)
@@ -307,7 +208,7 @@ static size_t append(char *out, size_t nbytes, size_t used, const char *fmt, ...
 /* "allreduce #11" for a rank's last completed operation, or "nothing". */
 static void last_completed(struct board *bd, char *out, size_t nbytes)
 {
-    struct call c;
+    struct obc__board_call c;
     uint64_t done = atomic_load_explicit(&bd->completed, memory_order_acquire);
     if (done == 0) {
         snprintf(out, nbytes, "nothing yet");
@@ -328,8 +229,8 @@ void obc__board_describe_laggards(struct obc__boards *b, const struct obc__coll_
 {
     size_t used = strlen(out);
     int missing = 0;
-    if (b->arena == NULL) {
-        return;
+    if (b->arena == NULL || b->remote != NULL) {
+        return; /* the arena's boards show only this host's ranks */
     }
     for (int r = 0; r < b->nranks; r++) {
         struct board *bd = board_of(b, r);
@@ -373,12 +274,12 @@ static void dump_rank(struct obc__boards *b, int r, int fd)
     dprintf(fd, "obc flight recorder: rank %d (seen by rank %d), last %llu operations:\n", r,
             b->rank, (unsigned long long)(last >= first ? last - first + 1 : 0));
     for (uint64_t pos = first; pos <= last && pos > 0; pos++) {
-        struct call c;
+        struct obc__board_call c;
         char what[96];
         if (!read_entry(bd, pos, &c)) {
             continue;
         }
-        describe_call(&c, what, sizeof(what));
+        obc__board_describe_call(&c, what, sizeof(what));
         int64_t end = c.state == STATE_RUNNING ? now : c.end_ns;
         dprintf(fd, "  #%llu %s %zu bytes: %s%s%s, started %.3f s ago, %s %.3f ms\n",
                 (unsigned long long)(pos - 1), what, c.nbytes, state_name(c.state),
@@ -391,7 +292,7 @@ static void dump_rank(struct obc__boards *b, int r, int fd)
 
 void obc__board_dump(struct obc__boards *b, const struct obc__coll_args *args)
 {
-    if (b->arena == NULL) {
+    if (b->arena == NULL || b->remote != NULL) {
         return;
     }
     int fd = STDERR_FILENO;

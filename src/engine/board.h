@@ -5,16 +5,9 @@
  * operations, readable by every rank of the host at any time, even while
  * the owner is stopped or stuck. The engine uses it for:
  *  - named hangs: on a timeout, say which ranks have not arrived at the
- *    operation and what each of them last completed;
- *  - mismatches without OBC_CHECK: when a wait stalls, ranks that entered
- *    the same operation number with a different call are named at once;
- *  - check mode: OBC_CHECK=1 compares every rank's call before data moves,
- *    OBC_CHECK=2 also the broadcast payload's hash after it.
- * Only while one arena holds every rank of the communicator (one host): with
- * several hosts the boards are off (arena NULL below). The TCP transport
- * does not carry them; across hosts a mismatch is found by the frames'
- * stamps once the two calls exchange data, else it ends in a timeout
- * (docs/multihost.md).
+ *    operation and what each of them last completed (one host only);
+ *  - check mode (check_mode.c), which reads the calls of this host's ranks
+ *    here and those of other hosts' ranks from their notes.
  */
 #ifndef OBC_ENGINE_BOARD_H
 #define OBC_ENGINE_BOARD_H
@@ -25,7 +18,8 @@
 #include "algo/algo.h"
 
 struct obc__boards {
-    struct obc__arena *arena; /* NULL: no boards (one rank, or several hosts) */
+    struct obc__arena *arena; /* NULL: no boards */
+    const bool *remote; /* [nranks]: ranks whose boards are on other hosts; NULL: none */
     int rank;
     int nranks;
     int check; /* OBC_CHECK */
@@ -38,21 +32,33 @@ struct obc__boards {
 void obc__board_enter(struct obc__boards *b, const struct obc__coll_args *args);
 void obc__board_leave(struct obc__boards *b, const struct obc__coll_args *args, obc_result_t res);
 
-/* OBC_CHECK >= 1, before data moves: OBC_SUCCESS once every rank entered
- * this operation with the same call, OBC_ERR_MISMATCH (message in err)
- * when one did not, OBC_IN_PROGRESS with *w while some have not arrived. */
-obc_result_t obc__board_check_arrival(struct obc__boards *b, const struct obc__coll_args *args,
-                                      struct obc__err *err, struct obc__wait *w);
-/* OBC_CHECK >= 2, after a broadcast: post this rank's payload hash, then as
- * above, comparing every rank's hash with the root's. */
-void obc__board_post_hash(struct obc__boards *b, const struct obc__coll_args *args);
-obc_result_t obc__board_check_hash(struct obc__boards *b, const struct obc__coll_args *args,
-                                   struct obc__err *err, struct obc__wait *w);
+/* A consistent copy of one operation's entry. */
+struct obc__board_call {
+    uint64_t pos; /* seq + 1 */
+    obc_coll_t coll;
+    int root;
+    obc_dtype_t dtype;
+    obc_redop_t redop;
+    size_t count, nbytes;
+    int state;
+    obc_result_t result;
+    int64_t start_ns, end_ns;
+};
 
-/* A stalled wait: OBC_ERR_MISMATCH (message in err) if a rank entered this
- * operation's number with a different call, else OBC_SUCCESS. */
-obc_result_t obc__board_find_mismatch(struct obc__boards *b, const struct obc__coll_args *args,
-                                      struct obc__err *err);
+/* Local rank `rank`'s call for operation seq, if its board holds it. */
+bool obc__board_read(struct obc__boards *b, int rank, uint64_t seq, struct obc__board_call *c);
+/* "allreduce (count 10, float32, sum)", "broadcast (count 12, int8, root 0)". */
+void obc__board_describe_call(const struct obc__board_call *c, char *out, size_t nbytes);
+
+/* Check mode's flags: a rank has arrived at an operation, or posted its
+ * payload hash for it; *w waits for the flag when it has not. */
+enum { OBC_BOARD_ARRIVED, OBC_BOARD_HASHED };
+bool obc__board_reached(struct obc__boards *b, int rank, int what, uint64_t seq,
+                        struct obc__wait *w);
+void obc__board_post_hash(struct obc__boards *b, const struct obc__coll_args *args, uint64_t hash);
+/* Local rank `rank`'s payload hash of operation seq, if it posted that one. */
+bool obc__board_hash(struct obc__boards *b, int rank, uint64_t seq, uint64_t *hash);
+
 /* Append to out who has not arrived at this operation and what each last
  * completed ("rank 3 has not arrived (last completed allreduce #11)"). */
 void obc__board_describe_laggards(struct obc__boards *b, const struct obc__coll_args *args,

@@ -22,7 +22,7 @@
 #include "core/config.h"
 #include "core/host_layout.h"
 #include "core/log.h"
-#include "engine/board.h"
+#include "engine/check_mode.h"
 #include "engine/engine.h"
 #include "engine/engine_impl.h"
 #include "engine/health.h"
@@ -33,7 +33,7 @@ struct obc__engine {
     struct obc__algo_ctx ctx;
     struct obc__algo_persist persist; /* advanced only by the thread running ops */
     struct obc__algo_tuning tuning;
-    struct obc__boards boards;
+    struct obc__check check;
     const struct obc__algo *last_choice[OBC_COLL_COUNT]; /* for logging changes only */
     _Atomic int64_t timeout_ns;
     _Atomic int broken; /* 0, or the obc_result_t that broke the communicator */
@@ -110,25 +110,25 @@ static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
             return res;
         }
         waited += slice;
-        res = obc__board_find_mismatch(&e->boards, &op->args, e->ctx.err);
+        res = obc__check_stalled(&e->check, &op->args, e->ctx.err);
         if (res != OBC_SUCCESS) {
             return res;
         }
         if (timeout >= 0 && waited >= timeout) {
-            return obc__health_timeout(&e->ctx, &e->boards, &op->args, w, timeout);
+            return obc__health_timeout(&e->ctx, &e->check.boards, &op->args, w, timeout);
         }
     }
 }
 
-/* Run one of the check steps (obc__board_check_*) to completion. */
+/* Run one of check mode's steps (obc__check_*) to completion. */
 static obc_result_t run_check(struct obc__engine *e, const struct obc__op *op,
-                              obc_result_t (*check)(struct obc__boards *,
+                              obc_result_t (*check)(struct obc__check *,
                                                     const struct obc__coll_args *,
                                                     struct obc__err *, struct obc__wait *))
 {
     for (;;) {
         struct obc__wait w = {.peer = -1};
-        obc_result_t res = check(&e->boards, &op->args, e->ctx.err, &w);
+        obc_result_t res = check(&e->check, &op->args, e->ctx.err, &w);
         if (res != OBC_IN_PROGRESS) {
             return res;
         }
@@ -198,33 +198,19 @@ static obc_result_t run_op(struct obc__engine *e, struct obc__op *op)
     if (obc__engine_broken(e) != OBC_SUCCESS) {
         return broken_error(e, op);
     }
-    obc__board_enter(&e->boards, &op->args);
-    obc_result_t res = OBC_SUCCESS;
-    if (e->boards.check >= 1) {
-        res = run_check(e, op, obc__board_check_arrival);
-    }
+    obc__check_enter(&e->check, &op->args);
+    obc_result_t res = run_check(e, op, obc__check_before);
     if (res == OBC_SUCCESS) {
         res = run_algorithm(e, op);
     }
-    if (res == OBC_SUCCESS && op->args.coll == OBC_COLL_BROADCAST && op->args.root == e->ctx.rank) {
-        /* A root reads nothing from its peers, so no stamp checked its call:
-         * with two ranks that both believe they are the root, both would
-         * "succeed". A look at the peers' boards catches it here (a peer that
-         * has not entered yet catches it when it leaves). */
-        res = obc__board_find_mismatch(&e->boards, &op->args, e->ctx.err);
+    if (res == OBC_SUCCESS) {
+        res = obc__check_after(&e->check, &op->args, e->ctx.err);
     }
-    if (res == OBC_SUCCESS && e->boards.check >= 2 && op->args.coll == OBC_COLL_BROADCAST) {
-        obc__board_post_hash(&e->boards, &op->args);
-        res = run_check(e, op, obc__board_check_hash);
+    if (res == OBC_SUCCESS) {
+        res = run_check(e, op, obc__check_after_wait);
     }
-    if (res == OBC_ERR_MISMATCH || res == OBC_ERR_ABORTED) {
-        /* Told by the rank that saw it, or by an abort: name the culprit
-         * from here too, when the boards show one. */
-        if (obc__board_find_mismatch(&e->boards, &op->args, e->ctx.err) != OBC_SUCCESS) {
-            res = OBC_ERR_MISMATCH;
-        }
-    }
-    obc__board_leave(&e->boards, &op->args, res);
+    res = obc__check_explain(&e->check, &op->args, res, e->ctx.err);
+    obc__check_leave(&e->check, &op->args, res);
     if (res != OBC_SUCCESS && obc__err_is_fatal(res)) {
         mark_broken(e, res);
     }
@@ -453,12 +439,8 @@ obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__
     e->ctx.arena_has_all = p->arena_has_all;
     e->ctx.p2p_slot_bytes = p->p2p != NULL ? obc__p2p_slot_bytes(p->p2p, p->rank) : 0;
     e->tuning = p->tuning;
-    e->boards = (struct obc__boards){.arena = p->arena_has_all ? p->arena : NULL,
-                                     .rank = p->rank,
-                                     .nranks = p->nranks,
-                                     .check = p->check,
-                                     .dump_path = p->dump_path};
-    if (engine_teams(e, p) != OBC_SUCCESS) {
+    if (obc__check_init(&e->check, p) != OBC_SUCCESS || engine_teams(e, p) != OBC_SUCCESS) {
+        obc__check_fini(&e->check);
         free(e);
         return obc__err_set(p->err, OBC_ERR_NO_MEMORY, "engine teams and scratch");
     }
@@ -486,6 +468,7 @@ obc_result_t obc__engine_destroy(struct obc__engine *e)
     pthread_mutex_destroy(&e->lock);
     pthread_cond_destroy(&e->wake);
     engine_teams_free(e);
+    obc__check_fini(&e->check);
     free(e);
     return res;
 }
