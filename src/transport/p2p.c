@@ -147,6 +147,21 @@ void obc__p2p_tell_failure(struct obc__p2p *p, obc_result_t code, int culprit)
     }
 }
 
+void obc__p2p_post_note(struct obc__p2p *p, const void *note)
+{
+    if (p != NULL && p->tcp != NULL) {
+        obc__tcp_post_note(p->tcp, note);
+    }
+}
+
+bool obc__p2p_read_note(struct obc__p2p *p, int peer, void *note, struct obc__wait *w)
+{
+    if (p == NULL || p->tcp == NULL || p->route[peer].ctx != p->tcp) {
+        return false; /* notes are for the peers of other hosts */
+    }
+    return obc__tcp_read_note(p->tcp, p->route[peer].index, note, w);
+}
+
 obc_result_t obc__p2p_health(struct obc__p2p *p, int *blame)
 {
     /* Only links fail on their own: a channel's peer_error is always

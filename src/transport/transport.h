@@ -171,6 +171,16 @@ obc_result_t obc__p2p_health(struct obc__p2p *p, int *blame);
  * min_ns, as "; nothing heard from rank 4 (10.77.0.3) for 6.1 s, ...", or
  * "" when none: for error messages. */
 void obc__p2p_describe_silent(const struct obc__p2p *p, int64_t min_ns, char *out, size_t nbytes);
+/* Notes: a record of OBC_P2P_NOTE_BYTES (its meaning is the layer
+ * above's: check mode keeps there the call this rank is in) that a rank
+ * posts to every remote peer, out of band of the slots, latest wins (one
+ * replaced before it went out is never sent). A note posted before a
+ * failure notice reaches the peer before it. read_note: remote peer's
+ * latest note (false: none came yet, or the peer shares this host); *w,
+ * if not NULL, set to wait for the next. */
+#define OBC_P2P_NOTE_BYTES 96
+void obc__p2p_post_note(struct obc__p2p *p, const void *note);
+bool obc__p2p_read_note(struct obc__p2p *p, int peer, void *note, struct obc__wait *w);
 size_t obc__p2p_slot_bytes(const struct obc__p2p *p, int peer);
 void *obc__p2p_send_acquire(struct obc__p2p *p, int peer, struct obc__wait *w);
 void obc__p2p_send_publish(struct obc__p2p *p, int peer, size_t nbytes, uint64_t stamp);

@@ -34,6 +34,9 @@
 #define FRAME_BYE 0x4f424358u /* "OBCX": the sender is leaving, no payload */
 /* "OBCF": the sender's communicator broke, stamp = obc__verdict_word (why, whom) */
 #define FRAME_FAIL 0x4f424346u
+/* "OBCN": the sender's latest note (OBC_P2P_NOTE_BYTES of payload, opaque
+ * here), kept per link and read by the layer above (check mode) */
+#define FRAME_NOTE 0x4f42434eu
 #define BEAT_NS 500000000ll /* a link idle this long sends a heartbeat */
 
 struct obc__tcp_frame {
@@ -60,6 +63,7 @@ struct obc__tcp_link {
     size_t recv_off; /* (thread) bytes of the current incoming frame read */
     struct obc__tcp_frame incoming; /* (thread) */
     struct obc__tcp_frame ctl; /* (thread) a control frame to send between data frames */
+    unsigned char ctl_body[OBC_P2P_NOTE_BYTES]; /* (thread) its payload (a note's) */
     size_t ctl_off;
     bool ctl_pending;
     bool bye_queued;
@@ -76,6 +80,11 @@ struct obc__tcp_link {
     _Atomic bool departed; /* the peer said goodbye */
     _Atomic bool done; /* closing: the goodbye is out, or the link is dead */
     _Atomic int error; /* obc_result_t, 0 while healthy */
+    uint32_t note_sent; /* (thread) the tcp's note_gen this link sent last */
+    unsigned char note_in[OBC_P2P_NOTE_BYTES]; /* (thread) a note being read */
+    unsigned char note[OBC_P2P_NOTE_BYTES]; /* the peer's latest note, under note_lock */
+    bool has_note; /* under note_lock */
+    struct obc__tcp_index note_rx; /* advanced at every note received */
 };
 
 struct obc__tcp {
@@ -91,6 +100,9 @@ struct obc__tcp {
     _Atomic bool aborting; /* shut each socket once its failure notice is out */
     _Atomic int64_t abort_deadline_ns; /* ... or at this time at the latest */
     _Atomic uint64_t failure; /* obc__verdict_word to tell every peer; 0: none */
+    _Atomic bool note_lock; /* guards note_out and every link's note (a few bytes' copy) */
+    unsigned char note_out[OBC_P2P_NOTE_BYTES]; /* this rank's latest note, for every peer */
+    _Atomic uint32_t note_gen; /* bumped at every note posted */
     bool thread_started;
     pthread_t thread;
 };

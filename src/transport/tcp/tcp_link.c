@@ -61,6 +61,7 @@ void obc__tcp_link_fail(struct obc__tcp_link *l, obc_result_t code)
     if (atomic_compare_exchange_strong(&l->error, &none, (int)code)) {
         obc__tcp_index_advance(&l->send.tail);
         obc__tcp_index_advance(&l->recv.head);
+        obc__tcp_index_advance(&l->note_rx);
     }
 }
 
@@ -77,17 +78,21 @@ void obc__tcp_link_queue_control(struct obc__tcp_link *l, uint32_t magic)
     l->ctl_pending = true;
 }
 
-/* The pending control frame, between data frames: true when it is out. */
+/* The pending control frame (a header, a note's payload), between data
+ * frames: true when it is out. */
 static bool send_control(struct obc__tcp_link *l)
 {
-    ssize_t n = obc__sock_send_some(l->fd, (unsigned char *)&l->ctl + l->ctl_off,
-                                    sizeof(l->ctl) - l->ctl_off);
+    size_t hdr = sizeof(l->ctl), total = hdr + l->ctl.nbytes;
+    size_t in_hdr = l->ctl_off < hdr ? hdr - l->ctl_off : 0;
+    size_t done = l->ctl_off - (hdr - in_hdr); /* payload bytes sent */
+    ssize_t n = obc__sock_send_two(l->fd, (const unsigned char *)&l->ctl + l->ctl_off - done,
+                                   in_hdr, l->ctl_body + done, l->ctl.nbytes - done);
     if (n < 0) {
         obc__tcp_link_fail(l, connection_lost(l));
         return false;
     }
     l->ctl_off += (size_t)n;
-    if (l->ctl_off < sizeof(l->ctl)) {
+    if (l->ctl_off < total) {
         l->want_out = true;
         return false;
     }
@@ -97,6 +102,32 @@ static bool send_control(struct obc__tcp_link *l)
     }
     l->last_tx_ns = obc__now_ns();
     return true;
+}
+
+/* Held for a copy of a few bytes, and rarely wanted by two at once; the
+ * holder may have been descheduled (ranks outnumber cores), so yield. */
+static void note_lock(struct obc__tcp *t)
+{
+    while (atomic_exchange_explicit(&t->note_lock, true, memory_order_acquire)) {
+        obc__yield();
+    }
+}
+
+static void note_unlock(struct obc__tcp *t)
+{
+    atomic_store_explicit(&t->note_lock, false, memory_order_release);
+}
+
+/* This rank's newest note, when the link has not sent it yet: latest
+ * wins, a note replaced before it went out is never sent. */
+static void queue_note(struct obc__tcp *t, struct obc__tcp_link *l)
+{
+    note_lock(t);
+    l->note_sent = atomic_load(&t->note_gen);
+    memcpy(l->ctl_body, t->note_out, sizeof(l->ctl_body));
+    note_unlock(t);
+    obc__tcp_link_queue_control(l, FRAME_NOTE);
+    l->ctl.nbytes = OBC_P2P_NOTE_BYTES;
 }
 
 /* Payload goes to the socket in sends of at most this, each its own TSO
@@ -112,6 +143,10 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
     struct obc__tcp_link *l = &t->links[peer];
     for (;;) {
         uint64_t failure = atomic_load(&t->failure);
+        /* A note before a failure notice: the peer names the calls from it. */
+        if (l->send_off == 0 && !l->ctl_pending && l->note_sent != atomic_load(&t->note_gen)) {
+            queue_note(t, l);
+        }
         if (l->send_off == 0 && !l->ctl_pending && failure != 0 && !l->fail_sent) {
             obc__tcp_link_queue_control(l, FRAME_FAIL);
             l->ctl.stamp = failure;
@@ -168,7 +203,7 @@ static void want_bytes(struct obc__tcp_link *l, size_t len)
 }
 
 enum header_next {
-    HEADER_DATA, /* a valid data header: read its payload into the slot */
+    HEADER_DATA, /* a valid data header (or a note's): read its payload */
     HEADER_NEXT, /* a control frame, handled: read the next frame */
     HEADER_STOP /* stop reading this link (failed, or the peer left) */
 };
@@ -192,6 +227,9 @@ static enum header_next on_header(struct obc__tcp *t, int peer, struct obc__tcp_
             return HEADER_STOP;
         }
         return HEADER_NEXT;
+    }
+    if (h->magic == FRAME_NOTE && h->nbytes == OBC_P2P_NOTE_BYTES) {
+        return HEADER_DATA; /* into note_in, not a slot */
     }
     if (h->magic != FRAME_DATA || h->nbytes > t->slot_bytes) {
         OBC_WARN("tcp: peer %d sent a malformed frame header (magic %08x, %u bytes); closing", peer,
@@ -222,7 +260,8 @@ void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
     struct obc__tcp_link *l = &t->links[peer];
     for (;;) {
         uint32_t head = atomic_load_explicit(&l->recv.head.value, memory_order_relaxed);
-        if (!recv_room(t, l, head)) {
+        bool note = l->recv_off >= sizeof(l->incoming) && l->incoming.magic == FRAME_NOTE;
+        if (!note && !recv_room(t, l, head)) {
             return;
         }
         uint32_t k = head % t->nslots;
@@ -231,6 +270,9 @@ void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
         if (l->recv_off < sizeof(l->incoming)) {
             to = (unsigned char *)&l->incoming + l->recv_off;
             len = sizeof(l->incoming) - l->recv_off;
+        } else if (note) {
+            to = l->note_in + (l->recv_off - sizeof(l->incoming));
+            len = sizeof(l->incoming) + l->incoming.nbytes - l->recv_off;
         } else {
             to = l->recv.mem + (size_t)k * t->slot_bytes + (l->recv_off - sizeof(l->incoming));
             len = sizeof(l->incoming) + l->incoming.nbytes - l->recv_off;
@@ -258,6 +300,17 @@ void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
             }
         }
         if (l->recv_off >= sizeof(l->incoming) &&
+            l->recv_off == sizeof(l->incoming) + l->incoming.nbytes &&
+            l->incoming.magic == FRAME_NOTE) {
+            note_lock(t);
+            memcpy(l->note, l->note_in, sizeof(l->note));
+            l->has_note = true;
+            note_unlock(t);
+            l->recv_off = 0;
+            obc__tcp_index_advance(&l->note_rx);
+            continue;
+        }
+        if (l->recv_off >= sizeof(l->incoming) &&
             l->recv_off == sizeof(l->incoming) + l->incoming.nbytes) {
             l->recv.hdrs[k] = l->incoming;
             l->recv_off = 0;
@@ -282,6 +335,29 @@ int obc__tcp_link_culprit(const struct obc__tcp *t, int peer)
 bool obc__tcp_link_departed(const struct obc__tcp *t, int peer)
 {
     return atomic_load(&t->links[peer].departed);
+}
+
+void obc__tcp_post_note(struct obc__tcp *t, const void *note)
+{
+    note_lock(t);
+    memcpy(t->note_out, note, sizeof(t->note_out));
+    atomic_fetch_add(&t->note_gen, 1);
+    note_unlock(t);
+    obc__wakeup_signal(t->wakeup);
+}
+
+bool obc__tcp_read_note(struct obc__tcp *t, int peer, void *note, struct obc__wait *w)
+{
+    struct obc__tcp_link *l = &t->links[peer];
+    uint32_t seen = atomic_load_explicit(&l->note_rx.value, memory_order_acquire);
+    note_lock(t);
+    bool has = l->has_note;
+    memcpy(note, l->note, sizeof(l->note));
+    note_unlock(t);
+    if (w != NULL) {
+        wait_on(w, &l->note_rx, seen, peer);
+    }
+    return has;
 }
 
 void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w)

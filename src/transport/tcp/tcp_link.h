@@ -67,6 +67,12 @@ bool obc__tcp_link_departed(const struct obc__tcp *t, int peer);
  * this rank's own progress thread sees its sockets close. */
 void obc__tcp_abort(struct obc__tcp *t, int self);
 
+/* Notes (transport.h, obc__p2p_post_note): post this rank's latest note
+ * to every peer; read a peer's latest (false: none came yet), *w (if not
+ * NULL) set to wait for the next one. */
+void obc__tcp_post_note(struct obc__tcp *t, const void *note);
+bool obc__tcp_read_note(struct obc__tcp *t, int peer, void *note, struct obc__wait *w);
+
 void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w);
 void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp);
 void *obc__tcp_recv_peek(struct obc__tcp *t, int peer, size_t *nbytes, uint64_t *stamp,
