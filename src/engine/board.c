@@ -12,7 +12,9 @@
  * owner writes. The owner fills an entry, then stores its pos into it and
  * into `arrived` (release); a reader takes `arrived`, then the entry, then
  * checks that the entry still holds that pos, so it never mixes two calls.
- * Board flag 0 follows `arrived`, flag 1 the payload hash's pos, for
+ * `odd` holds a call the owner found different from its own (and
+ * `odd_rank` whose), so that the ranks of its host can name it too. Board
+ * flag 0 follows `arrived`, flag 1 the payload hash's pos, for
  * ranks that wait on them (check mode only). Times come from the coarse
  * clock (ms resolution): two precise clock reads would cost more than the
  * rest of the record on a small collective.
@@ -48,6 +50,8 @@ struct board {
     _Atomic uint64_t hash_pos;
     _Atomic uint64_t hash;
     struct entry recent[OBC_BOARD_RECENT];
+    struct entry odd; /* a call this rank found different from its own ... */
+    _Atomic uint64_t odd_rank; /* ... and whose it was */
 };
 
 _Static_assert(sizeof(struct board) <= OBC_BOARD_BYTES, "the board must fit the arena's");
@@ -62,9 +66,8 @@ static uint64_t pos_of(const struct obc__coll_args *args)
     return args->seq + 1;
 }
 
-static bool read_entry(const struct board *bd, uint64_t pos, struct obc__board_call *c)
+static bool read_call(const struct entry *e, uint64_t pos, struct obc__board_call *c)
 {
-    const struct entry *e = &bd->recent[pos % OBC_BOARD_RECENT];
     if (pos == 0 || atomic_load_explicit(&e->pos, memory_order_acquire) != pos) {
         return false;
     }
@@ -82,6 +85,25 @@ static bool read_entry(const struct board *bd, uint64_t pos, struct obc__board_c
     atomic_thread_fence(memory_order_acquire);
     return atomic_load_explicit(&e->pos, memory_order_relaxed) == pos &&
         (unsigned)c->coll < OBC_COLL_COUNT;
+}
+
+static bool read_entry(const struct board *bd, uint64_t pos, struct obc__board_call *c)
+{
+    return read_call(&bd->recent[pos % OBC_BOARD_RECENT], pos, c);
+}
+
+/* Fill entry e with a call (its pos last, released: readers check it). */
+static void write_call(struct entry *e, const struct obc__board_call *c)
+{
+    atomic_store_explicit(&e->pos, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&e->coll, (uint64_t)c->coll, memory_order_relaxed);
+    atomic_store_explicit(&e->root, (uint64_t)c->root, memory_order_relaxed);
+    atomic_store_explicit(&e->dtype, (uint64_t)c->dtype, memory_order_relaxed);
+    atomic_store_explicit(&e->redop, (uint64_t)c->redop, memory_order_relaxed);
+    atomic_store_explicit(&e->count, (uint64_t)c->count, memory_order_relaxed);
+    atomic_store_explicit(&e->nbytes, (uint64_t)c->nbytes, memory_order_relaxed);
+    atomic_store_explicit(&e->pos, c->pos, memory_order_release);
 }
 
 void obc__board_enter(struct obc__boards *b, const struct obc__coll_args *args)
@@ -156,6 +178,28 @@ bool obc__board_read(struct obc__boards *b, int rank, uint64_t seq, struct obc__
 {
     return b->arena != NULL && (b->remote == NULL || !b->remote[rank]) &&
         read_entry(board_of(b, rank), seq + 1, c);
+}
+
+void obc__board_post_odd(struct obc__boards *b, int rank, const struct obc__board_call *odd)
+{
+    if (b->arena == NULL) {
+        return;
+    }
+    struct board *bd = board_of(b, b->rank);
+    atomic_store_explicit(&bd->odd.pos, 0, memory_order_relaxed);
+    atomic_store_explicit(&bd->odd_rank, (uint64_t)rank, memory_order_relaxed);
+    write_call(&bd->odd, odd);
+}
+
+bool obc__board_odd(struct obc__boards *b, int rank, uint64_t seq, int *odd_rank,
+                    struct obc__board_call *odd)
+{
+    if (b->arena == NULL || (b->remote != NULL && b->remote[rank])) {
+        return false;
+    }
+    struct board *bd = board_of(b, rank);
+    *odd_rank = (int)atomic_load_explicit(&bd->odd_rank, memory_order_relaxed);
+    return read_call(&bd->odd, seq + 1, odd) && *odd_rank >= 0 && *odd_rank < b->nranks;
 }
 
 bool obc__board_hash(struct obc__boards *b, int rank, uint64_t seq, uint64_t *hash)

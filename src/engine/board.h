@@ -50,6 +50,13 @@ bool obc__board_read(struct obc__boards *b, int rank, uint64_t seq, struct obc__
 /* "allreduce (count 10, float32, sum)", "broadcast (count 12, int8, root 0)". */
 void obc__board_describe_call(const struct obc__board_call *c, char *out, size_t nbytes);
 
+/* A call this rank found different from its own (rank `rank`'s), for
+ * the ranks of its host to name too; and local rank `rank`'s such finding
+ * for operation seq, if it made one (the odd call's rank in *odd_rank). */
+void obc__board_post_odd(struct obc__boards *b, int rank, const struct obc__board_call *odd);
+bool obc__board_odd(struct obc__boards *b, int rank, uint64_t seq, int *odd_rank,
+                    struct obc__board_call *odd);
+
 /* Check mode's flags: a rank has arrived at an operation, or posted its
  * payload hash for it; *w waits for the flag when it has not. */
 enum { OBC_BOARD_ARRIVED, OBC_BOARD_HASHED };

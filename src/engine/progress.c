@@ -93,7 +93,7 @@ static obc_result_t broken_error(struct obc__engine *e, const struct obc__op *op
 #define STALL_CHECK_NS 200000000
 
 /* Wait for w's word to change, under the no-progress timeout: the wait,
- * the verdict on it, and every STALL_CHECK_NS the boards. */
+ * every STALL_CHECK_NS (or on a failure) check mode's scan, the verdict. */
 static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
                              const struct obc__wait *w)
 {
@@ -105,15 +105,20 @@ static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
             slice = timeout - waited;
         }
         obc_result_t res = obc__health_wait(&e->ctx, w, slice > 0 ? slice : 1);
+        if (res != OBC_SUCCESS) {
+            /* Stalled, or failing: a rank that entered this operation with
+             * another call explains it. The scan also gives the other hosts
+             * this rank's call before they may hear of a failure. */
+            obc_result_t odd = obc__check_stalled(&e->check, &op->args, e->ctx.err);
+            if (odd != OBC_SUCCESS) {
+                return odd;
+            }
+        }
         res = obc__health_verdict(&e->ctx, res);
         if (res != OBC_IN_PROGRESS) {
             return res;
         }
         waited += slice;
-        res = obc__check_stalled(&e->check, &op->args, e->ctx.err);
-        if (res != OBC_SUCCESS) {
-            return res;
-        }
         if (timeout >= 0 && waited >= timeout) {
             return obc__health_timeout(&e->ctx, &e->check.boards, &op->args, w, timeout);
         }
