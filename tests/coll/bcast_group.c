@@ -18,6 +18,7 @@
 /* obct: name=bucket64k env=OBC_GROUP_BUCKET_BYTES=65536 nranks=3,4 */
 /* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 san */
 /* obct: name=tcp1 env=OBC_HOST_ID=rank/1 nranks=3 label=variant */
+/* obct: name=check2_tcp env=OBC_CHECK=2 env=OBC_HOST_ID=rank/2 nranks=4 */
 #include <stdio.h>
 #include <stdlib.h>
 

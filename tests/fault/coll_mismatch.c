@@ -25,24 +25,35 @@
  * No rank may write outside its buffers, whatever it was told: the guards
  * around every buffer are checked after the failure, on every rank, and the
  * sendbuf must be unchanged.
+ * The tcp variants run it all again with the ranks on two "hosts" (ranks
+ * 0-1 and 2-3, TCP between them; OBC_TIMEOUT=20), plus (also on one host)
+ * a rank calling an allreduce while the others broadcast: the mismatch
+ * must still be found by the calls, across hosts, well before OBC_TIMEOUT
+ * (asserted: within 5 s; the time is printed), and with OBC_CHECK=1 every
+ * rank's message names the other rank and both calls.
  */
 /* obct: timeout=240 san */
 /* obct: name=check1 env=OBC_CHECK=1 timeout=240 san */
 /* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=240 */
 /* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=300 */
 /* obct: name=check1_n8 env=OBC_CHECK=1 env=OBCT_FAULT_NRANKS=8 timeout=300 */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 timeout=300 */
+/* obct: name=check1_tcp env=OBC_CHECK=1 env=OBC_HOST_ID=rank/2 timeout=240 */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "data.h"
 #include "obct.h"
 #include "spawn_ranks.h"
 
 static int NRANKS = 4; /* OBCT_FAULT_NRANKS */
-#define TIMEOUT_S 5.0
+static double TIMEOUT_S = 5.0; /* 20 across hosts (OBC_HOST_ID) */
 #define LIMIT_S (TIMEOUT_S + 5.0)
+static bool CROSS_HOST; /* OBC_HOST_ID set: the ranks span two hosts */
+#define CROSS_HOST_LIMIT_S 5.0 /* a mismatch found by the calls, not the timeout */
 #define COUNT 100003 /* elements, a few chunks */
 
 enum call { ALLREDUCE, BROADCAST, ALLGATHER, REDUCE_SCATTER, SKIP };
@@ -124,6 +135,11 @@ static int rank_main(obc_comm_t *comm, int rank, int nranks, struct obct_report 
     OBCT_OK(obc_allreduce(small, small, 4, OBC_INT32, OBC_SUM, comm), comm);
     OBCT_CHECK_EQ_INT(small[3], 4 * NRANKS);
     obct_progress(self);
+    /* A rank that finds the mismatch at once breaks the communicator for
+     * all: one still leaving the verified allreduce (descheduled on a busy
+     * machine, or its last data coming over TCP) would fail that one
+     * instead of the call under test. Let every rank leave it first. */
+    usleep(200000);
     t = obct_now();
     self->rc = call(v, comm, &send, &recv);
     self->t_event = obct_now();
@@ -186,6 +202,14 @@ static void run(const struct scenario *sc)
         if (rep->rc == OBC_ERR_TIMEOUT) {
             OBCT_CHECK(rep->value > TIMEOUT_S - 0.5);
         }
+        if (CROSS_HOST && rep->rc == OBC_ERR_MISMATCH) {
+            OBCT_CHECK_LE_DBL(rep->value, CROSS_HOST_LIMIT_S * obct_time_scale());
+        }
+        if (CROSS_HOST &&
+            check_mode) { /* "rank 3 called allreduce (...) while rank 0 called ..." */
+            OBCT_CHECK(strstr(rep->msg, " called ") != NULL &&
+                       strstr(rep->msg, " while rank ") != NULL);
+        }
         OBCT_CHECK(rep->rc_after == OBC_ERR_ABORTED || rep->rc_after == rep->rc);
         OBCT_CHECK_LE_DBL(rep->after_s, 0.5);
         if (rep->rc == OBC_ERR_MISMATCH && r != odd_rank(sc)) { /* it names the odd rank */
@@ -237,6 +261,12 @@ int main(void)
          {BROADCAST, COUNT, OBC_UINT8, OBC_SUM, 0},
          OBC_ERR_MISMATCH,
          false},
+        {"allreduce instead of broadcast",
+         3,
+         {BROADCAST, COUNT, OBC_UINT8, OBC_SUM, 0},
+         {ALLREDUCE, COUNT, OBC_UINT8, OBC_SUM, 0},
+         OBC_ERR_MISMATCH,
+         true},
         {"broadcast, one rank's root differs",
          2,
          {BROADCAST, COUNT, OBC_INT32, OBC_SUM, 0},
@@ -265,8 +295,10 @@ int main(void)
     char timeout[32];
     const char *n = getenv("OBCT_FAULT_NRANKS");
     NRANKS = n != NULL ? atoi(n) : 4;
+    CROSS_HOST = getenv("OBC_HOST_ID") != NULL;
+    TIMEOUT_S = CROSS_HOST ? 20.0 : 5.0;
     OBCT_ASSERT(NRANKS >= 2 && NRANKS <= OBCT_MAX_RANKS);
-    obct_watchdog(NRANKS > 4 ? 290 : 230);
+    obct_watchdog(CROSS_HOST ? 290 : NRANKS > 4 ? 290 : 230);
     snprintf(timeout, sizeof(timeout), "%g", TIMEOUT_S);
     setenv("OBC_TIMEOUT", timeout, 1);
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
