@@ -12,7 +12,7 @@ PREFIX ?= /usr/local
 JOBS ?= 2
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
-CTEST_FLAGS ?= --output-on-failure --timeout 900
+CTEST_FLAGS ?= --output-on-failure --timeout 900 -j$(JOBS)
 
 .PHONY: all build test demo asan tsan clang check install bench clean
 
