@@ -3,7 +3,7 @@
  * nl_bcast_loop.c - one rank of a broadcast loop for the multi-host tests
  * (tests/netlab/netlab_*.sh start it on emulated hosts).
  *
- *   nl_bcast_loop [-s SIZE] [-r ROOT] [-n ITERS] [-t SECONDS] [-k K] [-q]
+ *   nl_bcast_loop [-s SIZE] [-r ROOT] [-n ITERS] [-t SECONDS] [-k K] [-x K] [-q]
  *
  * Joins the job from the launcher's environment (obc_comm_init_env), then
  * broadcasts SIZE bytes (default 1M; suffixes K, M, G; at least 16) from ROOT
@@ -12,7 +12,9 @@
  * every rank, the root included, checks every byte after every broadcast.
  * The first 16 bytes carry the iteration number and a stop flag that the root
  * sets on the last round, so all ranks agree on the number of broadcasts
- * whatever their clocks say.
+ * whatever their clocks say. With -x K the last rank calls an allreduce of
+ * the same bytes instead of broadcast K (counted from 0): a mismatched call,
+ * which every rank must report as OBC_ERR_MISMATCH.
  *
  * Output (stdout, one line each, flushed; T = CLOCK_REALTIME seconds, which
  * all netlab hosts share):
@@ -46,6 +48,7 @@ struct opts {
     unsigned long iters; /* 0: bounded by seconds only */
     double seconds; /* 0: bounded by iters only */
     unsigned long mark; /* print a line when this iteration is done; 0: never */
+    long mismatch_at; /* the last rank's odd call, or -1 */
     int quiet;
 };
 
@@ -68,9 +71,10 @@ static double now_mono(void)
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [-s SIZE] [-r ROOT] [-n ITERS] [-t SECONDS] [-k K] [-q]\n"
+            "usage: %s [-s SIZE] [-r ROOT] [-n ITERS] [-t SECONDS] [-k K] [-x K] [-q]\n"
             "  SIZE bytes (K/M/G suffixes, >= %d; default 1M), ROOT default 0;\n"
-            "  at least one of -n and -t; -k prints a line when iteration K is done\n",
+            "  at least one of -n and -t; -k prints a line when iteration K is done;\n"
+            "  -x: the last rank calls an allreduce instead of broadcast K\n",
             argv0, HDR_BYTES);
     exit(64);
 }
@@ -114,8 +118,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 {
     int c;
     char *end;
-    *o = (struct opts){.size = 1u << 20, .root = 0};
-    while ((c = getopt(argc, argv, "s:r:n:t:k:q")) != -1) {
+    *o = (struct opts){.size = 1u << 20, .root = 0, .mismatch_at = -1};
+    while ((c = getopt(argc, argv, "s:r:n:t:k:x:q")) != -1) {
         switch (c) {
         case 's':
             if (parse_size(optarg, &o->size) != 0 || o->size < HDR_BYTES) {
@@ -143,6 +147,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
         case 'k':
             o->mark = strtoul(optarg, &end, 10);
             if (*end != '\0') {
+                usage(argv[0]);
+            }
+            break;
+        case 'x':
+            o->mismatch_at = strtol(optarg, &end, 10);
+            if (*end != '\0' || o->mismatch_at < 0) {
                 usage(argv[0]);
             }
             break;
@@ -263,7 +273,18 @@ int main(int argc, char **argv)
                 (o.seconds > 0 && now_mono() - t_start >= o.seconds);
             fill(buf, o.size, done, last ? FLAG_STOP : 0);
         }
-        rc = obc_bcast(buf, o.size, OBC_UINT8, o.root, comm);
+        if (o.mismatch_at == (long)done && rank == obc_comm_size(comm) - 1) {
+            rc = obc_allreduce(buf, buf, o.size, OBC_UINT8, OBC_SUM, comm);
+            if (rc == OBC_SUCCESS) {
+                printf("rank %d: ERROR the mismatched allreduce succeeded at %.3f\n", rank,
+                       now_real());
+                obc_comm_destroy(comm);
+                free(buf);
+                return 4;
+            }
+        } else {
+            rc = obc_bcast(buf, o.size, OBC_UINT8, o.root, comm);
+        }
         if (rc != OBC_SUCCESS) {
             printf("rank %d: ERROR %s after %lu broadcasts at %.3f: %s\n", rank, obc_strerror(rc),
                    done, now_real(), obc_comm_last_error(comm));
