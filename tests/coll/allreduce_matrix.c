@@ -26,14 +26,14 @@
 /* clang-format off */
 /* obct: nranks=1,2,3,4,5,8 asan=3 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=16,64 */
-/* obct: name=shm env=OBC_ALGO=allreduce=shm nranks=2,3,4,5 label=variant */
-/* obct: name=ring env=OBC_ALGO=allreduce=ring nranks=2,3,4,5 label=variant asan=3 */
+/* obct: name=shm env=OBC_ALGO=allreduce=shm nranks=2,3,4 label=variant */
+/* obct: name=ring env=OBC_ALGO=allreduce=ring nranks=2,3,4 label=variant asan=3 */
 /* obct: name=recdbl env=OBC_ALGO=allreduce=recdbl nranks=2,3,4,5,8 label=variant asan=4 */
-/* obct: name=hier env=OBC_ALGO=allreduce=hier nranks=2,3,4,5 label=variant */
+/* obct: name=hier env=OBC_ALGO=allreduce=hier nranks=2,3,4 label=variant */
 /* obct: name=hier_split2 env=OBC_ALGO=allreduce=hier env=OBC_HOST_SPLIT=2 nranks=2,3,4,5,8 label=variant asan=4 */
-/* obct: name=hier_split3 env=OBC_ALGO=allreduce=hier env=OBC_HOST_SPLIT=3 nranks=3,4,5 label=variant */
+/* obct: name=hier_split3 env=OBC_ALGO=allreduce=hier env=OBC_HOST_SPLIT=3 nranks=3,4 label=variant */
 /* obct: name=split2 env=OBC_HOST_SPLIT=2 nranks=4,5 label=variant */
-/* obct: name=dissemination env=OBC_ALGO=barrier=dissemination nranks=2,3,5 label=variant */
+/* obct: name=dissemination env=OBC_ALGO=barrier=dissemination nranks=2,3 label=variant */
 /* obct: name=chunk5003 env=OBC_CHUNK_BYTES=5003 nranks=3,5 label=variant */
 /* obct: name=ring_chunk5003 env=OBC_ALGO=allreduce=ring env=OBC_CHUNK_BYTES=5003 nranks=3,4 label=variant */
 /* obct: name=recdbl_chunk5003 env=OBC_ALGO=allreduce=recdbl env=OBC_CHUNK_BYTES=5003 nranks=3 label=variant */
