@@ -445,6 +445,105 @@ OBC_API obc_result_t obc_comm_algorithm(const obc_comm_t *comm, obc_coll_t coll,
 OBC_API obc_result_t obc_comm_algorithm_forced(const obc_comm_t *comm, obc_coll_t coll, char *name,
                                                size_t len);
 
+/* ------------------------------------------------------------------------
+ * Added in the second round (API.md): sub-communicators, point-to-point,
+ * personalised collectives, mixed-precision broadcast, shared buffers.
+ * Every call is valid with count 0 and with a single rank; a mismatched
+ * (count, dtype) between ranks is OBC_ERR_MISMATCH, never a hang or a
+ * silent truncation. Codes as the collectives above.
+ * ------------------------------------------------------------------------ */
+
+#define OBC_UNDEFINED (-1)
+
+/*
+ * obc_comm_split - collective over comm: ranks that pass the same color form
+ * one new communicator, ordered by (key, rank in comm); color OBC_UNDEFINED
+ * gives *newcomm = NULL. The child is independent of its parent: its own
+ * sequence numbers, its timeout (inherited from comm), its failure domain.
+ * Destroy it with obc_comm_destroy (before or after the parent).
+ */
+OBC_API obc_result_t obc_comm_split(obc_comm_t *comm, int color, int key, obc_comm_t **newcomm);
+/* obc_comm_dup - obc_comm_split with one color and key = rank. */
+OBC_API obc_result_t obc_comm_dup(obc_comm_t *comm, obc_comm_t **newcomm);
+
+/*
+ * obc_send / obc_recv - point-to-point, matched in order per (sender,
+ * receiver) pair. Blocking: returns when buf may be reused (send) or holds
+ * the data (recv). Inside obc_group_start/end, the sends and receives of the
+ * group progress together, so exchange patterns written as sends (ring
+ * shifts, all-to-all) never deadlock, as in NCCL. A (count, dtype) that
+ * differs between the pair is OBC_ERR_MISMATCH on both sides.
+ */
+OBC_API obc_result_t obc_send(const void *buf, size_t count, obc_dtype_t dtype, int peer,
+                              obc_comm_t *comm);
+OBC_API obc_result_t obc_recv(void *buf, size_t count, obc_dtype_t dtype, int peer,
+                              obc_comm_t *comm);
+OBC_API obc_result_t obc_isend(const void *buf, size_t count, obc_dtype_t dtype, int peer,
+                               obc_comm_t *comm, obc_request_t **req);
+OBC_API obc_result_t obc_irecv(void *buf, size_t count, obc_dtype_t dtype, int peer,
+                               obc_comm_t *comm, obc_request_t **req);
+
+/*
+ * Personalised collectives. Counts are in elements; buffers are laid out
+ * rank by rank as MPI lays them out. In place (sendbuf == recvbuf) is
+ * allowed where MPI allows MPI_IN_PLACE: alltoall, allgatherv, gather (on
+ * the root) and scatter (on the root).
+ */
+/* recvbuf (nranks * sendcount elements) is used on root only */
+OBC_API obc_result_t obc_gather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                obc_dtype_t dtype, int root, obc_comm_t *comm);
+/* sendbuf (nranks * recvcount elements) is used on root only */
+OBC_API obc_result_t obc_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                 obc_dtype_t dtype, int root, obc_comm_t *comm);
+/* count elements to and from each rank */
+OBC_API obc_result_t obc_alltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                  obc_dtype_t dtype, obc_comm_t *comm);
+/* displacements in elements */
+OBC_API obc_result_t obc_alltoallv(const void *sendbuf, const size_t *sendcounts,
+                                   const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                   const size_t *rdispls, obc_dtype_t dtype, obc_comm_t *comm);
+OBC_API obc_result_t obc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                    const size_t *recvcounts, const size_t *displs,
+                                    obc_dtype_t dtype, obc_comm_t *comm);
+
+OBC_API obc_result_t obc_igather(const void *sendbuf, void *recvbuf, size_t sendcount,
+                                 obc_dtype_t dtype, int root, obc_comm_t *comm,
+                                 obc_request_t **req);
+OBC_API obc_result_t obc_iscatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                                  obc_dtype_t dtype, int root, obc_comm_t *comm,
+                                  obc_request_t **req);
+OBC_API obc_result_t obc_ialltoall(const void *sendbuf, void *recvbuf, size_t count,
+                                   obc_dtype_t dtype, obc_comm_t *comm, obc_request_t **req);
+OBC_API obc_result_t obc_ialltoallv(const void *sendbuf, const size_t *sendcounts,
+                                    const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                    const size_t *rdispls, obc_dtype_t dtype, obc_comm_t *comm,
+                                    obc_request_t **req);
+OBC_API obc_result_t obc_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
+                                     const size_t *recvcounts, const size_t *displs,
+                                     obc_dtype_t dtype, obc_comm_t *comm, obc_request_t **req);
+
+/*
+ * obc_broadcast_as - broadcast whose bytes travel as wire_dtype (float32
+ * data as bfloat16 or float16: half the bytes). Every rank, the root
+ * included, ends with the root's data rounded once to wire_dtype (round to
+ * nearest even) and widened back to dtype; out of place, the root's sendbuf
+ * is unchanged. Converted chunk by chunk: no extra memory that grows with
+ * count. wire_dtype == dtype is a plain broadcast.
+ */
+OBC_API obc_result_t obc_broadcast_as(const void *sendbuf, void *recvbuf, size_t count,
+                                      obc_dtype_t dtype, obc_dtype_t wire_dtype, int root,
+                                      obc_comm_t *comm);
+
+/*
+ * obc_mem_alloc / obc_mem_free - memory that the other ranks of this host
+ * can read and write directly: collectives whose buffers live there may
+ * copy once instead of twice. Any obc call accepts ordinary memory too.
+ * Local. obc_mem_free of a pointer obc_mem_alloc did not return on comm is
+ * OBC_ERR_INVALID_ARG.
+ */
+OBC_API obc_result_t obc_mem_alloc(void **ptr, size_t bytes, obc_comm_t *comm);
+OBC_API obc_result_t obc_mem_free(void *ptr, obc_comm_t *comm);
+
 /* obc_dtype_size - bytes per element of t; 0 for an invalid dtype. */
 OBC_API size_t obc_dtype_size(obc_dtype_t t);
 
