@@ -19,10 +19,14 @@
 /* clang-format off */
 /* obct: nranks=1,2,3,4,5,8 asan=3 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=16,64 */
-/* obct: name=shm env=OBC_ALGO=reduce=shm nranks=2,3,4,5,8 label=variant */
-/* obct: name=ring env=OBC_ALGO=reduce=ring nranks=2,3,4,5,8 label=variant asan=3 */
-/* obct: name=split2 env=OBC_HOST_SPLIT=2 nranks=4,5 label=variant */
-/* obct: name=chunk5003 env=OBC_CHUNK_BYTES=5003 nranks=3,5 label=variant */
+/* obct: name=shm env=OBC_ALGO=reduce=shm nranks=2,3,4 label=variant */
+/* obct: name=shm_quick env=OBC_ALGO=reduce=shm env=OBCT_QUICK=1 nranks=5,8 label=variant */
+/* obct: name=ring env=OBC_ALGO=reduce=ring nranks=2,3,4 label=variant asan=3 */
+/* obct: name=ring_quick env=OBC_ALGO=reduce=ring env=OBCT_QUICK=1 nranks=5,8 label=variant */
+/* obct: name=split2 env=OBC_HOST_SPLIT=2 nranks=4 label=variant */
+/* obct: name=split2_quick env=OBC_HOST_SPLIT=2 env=OBCT_QUICK=1 nranks=5 label=variant */
+/* obct: name=chunk5003 env=OBC_CHUNK_BYTES=5003 nranks=3 label=variant */
+/* obct: name=chunk5003_quick env=OBC_CHUNK_BYTES=5003 env=OBCT_QUICK=1 nranks=5 label=variant */
 /* obct: name=ring_chunk5003 env=OBC_ALGO=reduce=ring env=OBC_CHUNK_BYTES=5003 nranks=3 label=variant */
 /* obct: name=tcp env=OBC_HOST_ID=rank/2 env=OBCT_QUICK=1 nranks=4 label=variant */
 /* clang-format on */

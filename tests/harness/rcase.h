@@ -34,6 +34,9 @@
 #include "rcall.h"
 #include "rdata.h"
 
+/* obct_rcase_run checks allreduces of at least this many elements sliced (see .sliced). */
+#define OBCT_SLICED_MIN_COUNT 16384
+
 struct obct_rcase {
     enum obct_rkind kind;
     struct obct_rdata d; /* pattern, dtype, op, seed, nranks */
@@ -47,6 +50,12 @@ struct obct_rcase {
     struct obct_rcall call; /* the arguments to pass */
     obc_request_t *req; /* free for the caller's use */
     const char *note; /* printed in messages when set (how it was called or completed) */
+    /* allreduce: check only this rank's 1/nranks slice of the result against the
+     * expected values. Sound only when the caller also proves every rank holds the
+     * same bytes (obct_rcase_check_consistent, or a byte comparison with a fully
+     * checked run): then each element is checked by exactly one rank, and the
+     * check costs O(count) per rank instead of O(nranks * count). */
+    int sliced;
 };
 
 void obct_rcase_setup(struct obct_rcase *c, enum obct_rkind kind, const struct obct_rdata *d,
