@@ -41,6 +41,9 @@
 #   -I              wait (up to 120 s) for idle CPUs before each run
 #   -q, --quick     a check of the script, not a measurement: NP 2, 8 B .. 64 KiB x8,
 #                   memcpy 64K..1M, 0.05 s per size (options given after it still win)
+#   -U N, --busy N  start N CPU-spinning processes beside every run (the unkind case of
+#                   issue #13: a data loader or compiler sharing the cores), stopped at
+#                   exit; machine.txt and the plot titles say how many
 #
 # Quick check:  bench/run_bench.sh --quick -o /tmp/bench-quick -D /tmp/bench-quick
 #               bench/run_bench.sh -O allreduce -n 2 -i "openmpi mpich gloo" -b 8 -e 1M \
@@ -65,17 +68,18 @@ IMPLS="memcpy memcpy_nt latency openmpi mpich gloo obc"
 METRICS="maxrank span"
 MINB=8 MAXB=256M FACTOR=2 BUDGET=0.5 WARMUP=3 MAXIT=200 MINIT=5 ROOT=0
 MEMCPY_RANGE="64K 1G"
-RES="" DOCS=$TOP/docs/perf BUILD=$TOP/build RUN_TIMEOUT=1800 WAIT_IDLE=0
+RES="" DOCS=$TOP/docs/perf BUILD=$TOP/build RUN_TIMEOUT=1800 WAIT_IDLE=0 BUSY=0
 
 ORIG_ARGS="$*"
-# --quick is the one long option: it becomes -q for getopts.
+# The long options become short ones for getopts: --quick -q, --busy -U.
 argv=()
 for a in "$@"; do
     [[ $a == --quick ]] && a=-q
+    [[ $a == --busy ]] && a=-U
     argv+=("$a")
 done
 set -- "${argv[@]}"
-while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:Iqh" opt; do
+while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:U:Iqh" opt; do
     case $opt in
     O) OP=$OPTARG ;;
     n) NPS=$OPTARG ;;
@@ -95,6 +99,7 @@ while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:Iqh" opt; do
     B) BUILD=$OPTARG ;;
     T) RUN_TIMEOUT=$OPTARG ;;
     I) WAIT_IDLE=1 ;;
+    U) BUSY=$OPTARG ;;
     q) NPS=2 MINB=8 MAXB=64K FACTOR=8 BUDGET=0.05 WARMUP=2 MAXIT=50 MINIT=3
         MEMCPY_RANGE="64K 1M" ;;
     h | *) sed -n '2,50p' "$0"; exit 2 ;;
@@ -105,6 +110,8 @@ case $OP in
 broadcast | allreduce | reduce | allgather | reduce_scatter) ;;
 *) echo "run_bench.sh: unknown collective '$OP' (-O)" >&2; exit 2 ;;
 esac
+[[ $BUSY =~ ^[0-9]+$ ]] || { echo "run_bench.sh: --busy wants a count, not '$BUSY'" >&2; exit 2; }
+((BUSY == 0 || WAIT_IDLE == 0)) || { echo "run_bench.sh: -I waits for idle CPUs, --busy keeps them busy: pick one" >&2; exit 2; }
 IDLE=()
 ((WAIT_IDLE)) && IDLE=(-I)
 RES=${RES:-$TOP/bench/results/$(date -u +%Y%m%d-%H%M%S)}
@@ -153,6 +160,7 @@ machine_info() {
     echo "collective: $OP (float32; reductions: sum)"
     echo "sizes: $MINB..$MAXB x$FACTOR, budget ${BUDGET}s/size, warmup $WARMUP, iters $MINIT..$MAXIT, root $ROOT"
     echo "nps: $NPS; implementations: $IMPLS; metrics: $METRICS"
+    echo "busy processes beside the job: $BUSY"
     echo "command: $0 ${ORIG_ARGS:-}"
 }
 
@@ -267,8 +275,20 @@ run_coll_anchor() {
     keep_rows "$raw" "$csv"
 }
 
+# The busy neighbours: plain shell loops (each wants a whole core, as `yes >/dev/null`
+# does), started before the machine info and killed however the script ends.
+BUSY_PIDS=()
+stop_busy() { ((${#BUSY_PIDS[@]})) && kill "${BUSY_PIDS[@]}" 2>/dev/null; BUSY_PIDS=(); }
+trap stop_busy EXIT
+trap 'stop_busy; exit 130' INT TERM
+for ((b = 0; b < BUSY; b++)); do
+    sh -c 'while :; do :; done' &
+    BUSY_PIDS+=($!)
+done
+
 HEADER="impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong"
 : >"$LOG"
+((BUSY == 0)) || log "started $BUSY busy processes: ${BUSY_PIDS[*]}"
 machine_info >"$RES/machine.txt"
 log "results in $RES"
 
@@ -315,6 +335,8 @@ allgather | reduce_scatter) bus="bytes = the whole gathered buffer, busbw = algb
 *) bus="busbw = algbw" ;;
 esac
 Title=${OP^}
+busy_note=""
+((BUSY == 0)) || busy_note=", $BUSY busy processes beside"
 for metric in $METRICS; do
     csv=$RES/${OP}_$metric.csv
     inputs=("$csv")
@@ -323,7 +345,7 @@ for metric in $METRICS; do
     [[ $metric == span ]] && what="span (latest end over ranks - $start)" axis="span"
     "$PY" "${PLOT[@]}" "${inputs[@]}" --png "$DOCS/${OP}_$metric.png" \
         --md "$RES/${OP}_${metric}_tables.md" --metric "$axis" \
-        --title "$OP, usec = median of the $what ($(nproc) cpus)"
+        --title "$OP, usec = median of the $what ($(nproc) cpus$busy_note)"
     {
         echo "# $Title: obc and the anchors, $metric"
         echo
