@@ -21,6 +21,7 @@
 /* obct: name=dissemination env=OBC_ALGO=barrier=dissemination nranks=2,3,5,8 san=3 */
 /* obct: name=hier_split2 env=OBC_ALGO=allreduce=hier env=OBC_HOST_SPLIT=2 nranks=4,5 */
 /* obct: name=check2 env=OBC_CHECK=2 nranks=3,8 */
+/* obct: name=check2_tcp env=OBC_CHECK=2 env=OBC_HOST_ID=rank/2 nranks=5 */
 #include <sched.h>
 #include <stdio.h>
 

@@ -129,8 +129,8 @@ void obc__tcp_link_fini(struct obc__tcp_link *l);
 void obc__tcp_link_fail(struct obc__tcp_link *l, obc_result_t code);
 /* Send a header-only frame of kind `magic` before the next data frame. */
 void obc__tcp_link_queue_control(struct obc__tcp_link *l, uint32_t magic);
-/* Nothing published waits to go out, no control frame either. */
-bool obc__tcp_link_idle(const struct obc__tcp_link *l);
+/* Nothing published waits to go out, no control frame or note either. */
+bool obc__tcp_link_idle(const struct obc__tcp *t, const struct obc__tcp_link *l);
 /* Progress thread only: read frames into free receive slots until the
  * socket or the ring runs dry; write the pending control frame, a failure
  * notice (once t->failure is set) and published send slots until the

@@ -78,15 +78,43 @@ void obc__tcp_link_queue_control(struct obc__tcp_link *l, uint32_t magic)
     l->ctl_pending = true;
 }
 
+static bool send_ring_empty(const struct obc__tcp_link *l)
+{
+    return l->send_off == 0 && atomic_load(&l->send.tail.value) == atomic_load(&l->send.head.value);
+}
+
+/* The peer said goodbye and reads no more. Notes, heartbeats and failure
+ * notices for it are advice and are dropped; data for it can never
+ * arrive, and that is a loss ("left ... while this rank still had data").
+ * A rank still in its last call must not fail because a peer that is
+ * done with it left (a note sent every op under OBC_CHECK=2 used to). */
+static void drop_for_departed(struct obc__tcp_link *l)
+{
+    l->ctl_pending = false;
+    l->want_out = false;
+    if (!send_ring_empty(l)) {
+        obc__tcp_link_fail(l, OBC_ERR_PEER_LOST);
+    }
+}
+
 /* The pending control frame (a header, a note's payload), between data
  * frames: true when it is out. */
-static bool send_control(struct obc__tcp_link *l)
+static bool send_control(struct obc__tcp *t, int peer, struct obc__tcp_link *l)
 {
     size_t hdr = sizeof(l->ctl), total = hdr + l->ctl.nbytes;
     size_t in_hdr = l->ctl_off < hdr ? hdr - l->ctl_off : 0;
     size_t done = l->ctl_off - (hdr - in_hdr); /* payload bytes sent */
     ssize_t n = obc__sock_send_two(l->fd, (const unsigned char *)&l->ctl + l->ctl_off - done,
                                    in_hdr, l->ctl_body + done, l->ctl.nbytes - done);
+    if (n < 0 && send_ring_empty(l) && !atomic_load(&l->departed)) {
+        /* Advice met a closed socket: the peer may have said goodbye and
+         * closed before we read it. Read what it left before judging. */
+        obc__tcp_link_pump_recv(t, peer);
+    }
+    if (n < 0 && atomic_load(&l->departed) && atomic_load(&l->error) == 0) {
+        drop_for_departed(l);
+        return false;
+    }
     if (n < 0) {
         obc__tcp_link_fail(l, connection_lost(l));
         return false;
@@ -143,6 +171,10 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
     struct obc__tcp_link *l = &t->links[peer];
     for (;;) {
         uint64_t failure = atomic_load(&t->failure);
+        if (l->send_off == 0 && atomic_load(&l->departed)) {
+            drop_for_departed(l);
+            return;
+        }
         /* A note before a failure notice: the peer names the calls from it. */
         if (l->send_off == 0 && !l->ctl_pending && l->note_sent != atomic_load(&t->note_gen)) {
             queue_note(t, l);
@@ -152,7 +184,7 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
             l->ctl.stamp = failure;
             l->fail_sent = true;
         }
-        if (l->send_off == 0 && l->ctl_pending && !send_control(l)) {
+        if (l->send_off == 0 && l->ctl_pending && !send_control(t, peer, l)) {
             return;
         }
         uint32_t tail = atomic_load_explicit(&l->send.tail.value, memory_order_relaxed);
@@ -319,10 +351,12 @@ void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
     }
 }
 
-bool obc__tcp_link_idle(const struct obc__tcp_link *l)
+bool obc__tcp_link_idle(const struct obc__tcp *t, const struct obc__tcp_link *l)
 {
-    return l->send_off == 0 && !l->ctl_pending &&
-        atomic_load(&l->send.tail.value) == atomic_load(&l->send.head.value);
+    /* A note not yet sent counts: a goodbye queued before it would leave
+     * the peer waiting for this rank's last note (check mode's hashes). */
+    return send_ring_empty(l) && !l->ctl_pending &&
+        (atomic_load(&l->departed) || l->note_sent == atomic_load(&t->note_gen));
 }
 
 /* ---- the rank's side (tcp_link.h) ---- */

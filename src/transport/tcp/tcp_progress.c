@@ -101,12 +101,15 @@ static void tend(struct obc__tcp *t, int peer, int64_t now)
         atomic_store(&l->done, true);
         return;
     }
-    bool idle = obc__tcp_link_idle(l);
+    bool idle = obc__tcp_link_idle(t, l);
     bool broken = atomic_load(&t->failure) != 0; /* its notice is the farewell, not a goodbye */
+    bool departed = atomic_load(&l->departed); /* it reads no more: nothing to say to it */
     if (idle && atomic_load(&t->closing) && !l->bye_queued && !broken) {
-        obc__tcp_link_queue_control(l, FRAME_BYE);
+        if (!departed) {
+            obc__tcp_link_queue_control(l, FRAME_BYE);
+        }
         l->bye_queued = true;
-    } else if (idle && !l->bye_queued && now - l->last_tx_ns >= BEAT_NS) {
+    } else if (idle && !l->bye_queued && !departed && now - l->last_tx_ns >= BEAT_NS) {
         obc__tcp_link_queue_control(l, FRAME_BEAT);
     }
 }
