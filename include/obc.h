@@ -84,14 +84,20 @@ typedef enum {
 typedef enum { OBC_SUM, OBC_PROD, OBC_MIN, OBC_MAX, OBC_AVG } obc_redop_t;
 
 /* The collectives, as obc_comm_algorithm names them (and OBC_ALGO spells
- * them: broadcast, barrier, allreduce, reduce, allgather, reduce_scatter). */
+ * them: broadcast, barrier, allreduce, reduce, allgather, reduce_scatter,
+ * gather, scatter, alltoall, alltoallv, allgatherv). Appended only. */
 typedef enum {
     OBC_COLL_BROADCAST,
     OBC_COLL_BARRIER,
     OBC_COLL_ALLREDUCE,
     OBC_COLL_REDUCE,
     OBC_COLL_ALLGATHER,
-    OBC_COLL_REDUCE_SCATTER
+    OBC_COLL_REDUCE_SCATTER,
+    OBC_COLL_GATHER,
+    OBC_COLL_SCATTER,
+    OBC_COLL_ALLTOALL,
+    OBC_COLL_ALLTOALLV,
+    OBC_COLL_ALLGATHERV
 } obc_coll_t;
 
 typedef struct obc_comm obc_comm_t; /* opaque communicator */

@@ -26,7 +26,7 @@
 #include "transport/transport.h"
 
 /* The collectives are obc.h's obc_coll_t; this counts them. */
-#define OBC_COLL_COUNT (OBC_COLL_REDUCE_SCATTER + 1)
+#define OBC_COLL_COUNT (OBC_COLL_ALLGATHERV + 1)
 
 /* One contiguous piece of a (possibly fused) operation. For broadcast,
  * `send` is read on the root only, `recv` is written on every rank (the
@@ -58,6 +58,7 @@ struct obc__plan {
     bool recdbl; /* hierarchical allreduce: leaders by recursive doubling, else the ring */
     size_t whole_max_bytes; /* window reductions: a vector up to this is reduced whole by
                              * each consumer, not slice by slice */
+    int peers_in_flight; /* gather, scatter: peers a root serves at once */
 };
 
 struct obc__coll_args {
@@ -70,6 +71,10 @@ struct obc__coll_args {
     size_t nbytes; /* count * dtype size (total over segs) */
     const struct obc__seg *segs;
     size_t nsegs;
+    /* alltoallv: sendcounts, sdispls, recvcounts, rdispls; allgatherv:
+     * recvcounts, displs; nranks entries each, in elements. Owned by the op
+     * (a copy of the caller's arrays), so it outlives the call. */
+    const size_t *vec;
     uint64_t seq; /* position of this operation on the communicator */
     struct obc__plan plan; /* set by the engine from obc__algo_select before init() */
 };
@@ -139,6 +144,7 @@ struct obc__algo_tuning {
     size_t chain_min_chunk_bytes; /* relay chains cut no chunk smaller */
     int chain_chunks_per_hop; /* relay chains cut at least this many chunks per hop */
     int ncpus; /* CPUs of this host: are ranks crowding them? */
+    int peers_in_flight; /* personal collectives: peers exchanged with at once */
     const struct obc__algo *forced[OBC_COLL_COUNT];
 };
 
@@ -188,5 +194,8 @@ extern const struct obc__algo obc__reduce_self, obc__reduce_shm, obc__reduce_rin
 extern const struct obc__algo obc__allgather_self, obc__allgather_shm, obc__allgather_ring;
 extern const struct obc__algo obc__reduce_scatter_self, obc__reduce_scatter_shm,
     obc__reduce_scatter_ring;
+extern const struct obc__algo obc__gather_self, obc__gather_direct, obc__scatter_self,
+    obc__scatter_direct, obc__alltoall_self, obc__alltoall_pairwise, obc__alltoallv_self,
+    obc__alltoallv_pairwise, obc__allgatherv_self, obc__allgatherv_pairwise;
 
 #endif

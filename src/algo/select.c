@@ -24,12 +24,19 @@ static const struct obc__algo *const registry[] = {
     &obc__reduce_self,         &obc__reduce_shm,         &obc__reduce_ring,
     &obc__allgather_self,      &obc__allgather_shm,      &obc__allgather_ring,
     &obc__reduce_scatter_self, &obc__reduce_scatter_shm, &obc__reduce_scatter_ring,
+    &obc__gather_self,         &obc__gather_direct,      &obc__scatter_self,
+    &obc__scatter_direct,      &obc__alltoall_self,      &obc__alltoall_pairwise,
+    &obc__alltoallv_self,      &obc__alltoallv_pairwise, &obc__allgatherv_self,
+    &obc__allgatherv_pairwise,
 };
 
 static const char *const coll_names[OBC_COLL_COUNT] = {
-    [OBC_COLL_BROADCAST] = "broadcast", [OBC_COLL_BARRIER] = "barrier",
-    [OBC_COLL_ALLREDUCE] = "allreduce", [OBC_COLL_REDUCE] = "reduce",
-    [OBC_COLL_ALLGATHER] = "allgather", [OBC_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [OBC_COLL_BROADCAST] = "broadcast",   [OBC_COLL_BARRIER] = "barrier",
+    [OBC_COLL_ALLREDUCE] = "allreduce",   [OBC_COLL_REDUCE] = "reduce",
+    [OBC_COLL_ALLGATHER] = "allgather",   [OBC_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [OBC_COLL_GATHER] = "gather",         [OBC_COLL_SCATTER] = "scatter",
+    [OBC_COLL_ALLTOALL] = "alltoall",     [OBC_COLL_ALLTOALLV] = "alltoallv",
+    [OBC_COLL_ALLGATHERV] = "allgatherv",
 };
 
 bool obc__algo_on_one_arena(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
@@ -91,7 +98,8 @@ obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *t
                 "OBC_ALGO entry '%s' is not COLLECTIVE=ALGORITHM with a known "
                 "name (broadcast: eager, arena, cma, chain, tree, hier; barrier: counter, "
                 "dissemination; allreduce: shm, ring, recdbl, hier; reduce: shm, "
-                "ring; allgather, reduce_scatter: shm, ring)",
+                "ring; allgather, reduce_scatter: shm, ring; gather, scatter: direct; alltoall, "
+                "alltoallv, allgatherv: pairwise)",
                 tok);
         }
         tuning->forced[coll] = a;
@@ -136,6 +144,13 @@ obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct
     tuning->chain_chunks_per_hop =
         cfg->chain_chunks_per_hop != 0 ? cfg->chain_chunks_per_hop : def.chain_chunks_per_hop;
     tuning->ncpus = ncpus;
+    tuning->peers_in_flight =
+        cfg->peers_in_flight != 0 ? cfg->peers_in_flight : def.peers_in_flight;
+    if (tuning->peers_in_flight < 1 || tuning->peers_in_flight > 8) {
+        return obc__err_set(err, OBC_ERR_INVALID_ARG,
+                            "OBC_PEERS_IN_FLIGHT=%d is not a count of peers (1 .. 8)",
+                            cfg->peers_in_flight);
+    }
     if (tuning->chain_chunks_per_hop < 1) {
         return obc__err_set(err, OBC_ERR_INVALID_ARG,
                             "OBC_CHAIN_CHUNKS_PER_HOP=%d is not a count of chunks (>= 1)",
@@ -277,6 +292,40 @@ static const struct obc__algo *reduction_choice(const struct obc__algo_ctx *ctx,
     return args->coll == OBC_COLL_ALLREDUCE ? &obc__allreduce_ring : across[args->coll];
 }
 
+static bool is_personal(obc_coll_t coll)
+{
+    return coll == OBC_COLL_GATHER || coll == OBC_COLL_SCATTER || coll == OBC_COLL_ALLTOALL ||
+        coll == OBC_COLL_ALLTOALLV || coll == OBC_COLL_ALLGATHERV;
+}
+
+/*
+ * The personalised collectives have one p2p algorithm each, within a host
+ * (the arena's channels) and across hosts (TCP): every byte must travel
+ * from its sender to its one receiver anyway, so an exchange straight
+ * between the two moves each byte once on each side (a ring or tree would
+ * forward it). gather and scatter: the root deals with its peers itself
+ * ("direct"); alltoall(v) and allgatherv: the pairwise exchange.
+ */
+static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
+                                               const struct obc__coll_args *args, char *why,
+                                               size_t why_bytes)
+{
+    say(why, why_bytes, "%d ranks on %d hosts: straight between the ranks", ctx->nranks,
+        ctx->nhosts);
+    switch (args->coll) {
+    case OBC_COLL_GATHER:
+        return &obc__gather_direct;
+    case OBC_COLL_SCATTER:
+        return &obc__scatter_direct;
+    case OBC_COLL_ALLTOALL:
+        return &obc__alltoall_pairwise;
+    case OBC_COLL_ALLTOALLV:
+        return &obc__alltoallv_pairwise;
+    default:
+        return &obc__allgatherv_pairwise;
+    }
+}
+
 static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
                                               const struct obc__algo_tuning *tuning,
                                               const struct obc__coll_args *args, char *why,
@@ -289,6 +338,11 @@ static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
         [OBC_COLL_REDUCE] = &obc__reduce_self,
         [OBC_COLL_ALLGATHER] = &obc__allgather_self,
         [OBC_COLL_REDUCE_SCATTER] = &obc__reduce_scatter_self,
+        [OBC_COLL_GATHER] = &obc__gather_self,
+        [OBC_COLL_SCATTER] = &obc__scatter_self,
+        [OBC_COLL_ALLTOALL] = &obc__alltoall_self,
+        [OBC_COLL_ALLTOALLV] = &obc__alltoallv_self,
+        [OBC_COLL_ALLGATHERV] = &obc__allgatherv_self,
     };
     if (ctx->nranks == 1) {
         say(why, why_bytes, "single rank");
@@ -296,6 +350,9 @@ static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
     }
     if (args->coll == OBC_COLL_BROADCAST) {
         return broadcast_choice(ctx, tuning, args, why, why_bytes);
+    }
+    if (is_personal(args->coll)) {
+        return personal_choice(ctx, args, why, why_bytes);
     }
     return reduction_choice(ctx, tuning, args, why, why_bytes);
 }
@@ -363,6 +420,7 @@ static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tu
     /* hier allreduce: chosen once from the whole size, the same on every leader */
     plan->recdbl = args->nbytes <= tuning->recdbl_max_bytes;
     plan->whole_max_bytes = tuning->win_whole_max_bytes;
+    plan->peers_in_flight = tuning->peers_in_flight;
     if (is_relay(a)) {
         relay_plan(ctx, tuning, args, plan);
     }
@@ -427,7 +485,10 @@ uint64_t obc__algo_stamp(const struct obc__coll_args *args)
     uint64_t h = 0xcbf29ce484222325ull;
     h = mix(h, (uint64_t)args->coll);
     h = mix(h, (uint64_t)(int64_t)args->root);
-    h = mix(h, (uint64_t)args->nbytes);
+    /* The personal collectives' sizes differ between pairs (alltoallv) and
+     * travel in each message's header instead (algo/personal/px.h), which
+     * names both counts when they differ. */
+    h = mix(h, is_personal(args->coll) ? 0 : (uint64_t)args->nbytes);
     if (args->coll != OBC_COLL_BROADCAST) { /* fused broadcasts mix dtypes */
         h = mix(h, (uint64_t)args->dtype);
         h = mix(h, (uint64_t)args->redop);

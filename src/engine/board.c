@@ -159,6 +159,8 @@ void obc__board_describe_call(const struct obc__board_call *c, char *out, size_t
     }
     switch (c->coll) {
     case OBC_COLL_BROADCAST:
+    case OBC_COLL_GATHER:
+    case OBC_COLL_SCATTER:
         snprintf(out + n, nbytes - (size_t)n, ", root %d)", c->root);
         break;
     case OBC_COLL_REDUCE:

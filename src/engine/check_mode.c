@@ -145,10 +145,14 @@ void obc__check_leave(struct obc__check *c, const struct obc__coll_args *args, o
 
 static bool same_call(const struct obc__board_call *a, const struct obc__board_call *b)
 {
-    bool rooted = a->coll == OBC_COLL_BROADCAST || a->coll == OBC_COLL_REDUCE;
+    bool rooted = a->coll == OBC_COLL_BROADCAST || a->coll == OBC_COLL_REDUCE ||
+        a->coll == OBC_COLL_GATHER || a->coll == OBC_COLL_SCATTER;
     bool reduces = a->coll == OBC_COLL_ALLREDUCE || a->coll == OBC_COLL_REDUCE ||
         a->coll == OBC_COLL_REDUCE_SCATTER;
-    return a->coll == b->coll && a->count == b->count && a->dtype == b->dtype &&
+    /* alltoallv's count is this rank's total sent, rightly different on
+     * every rank; its pairs' counts are compared message by message. */
+    bool counted = a->coll != OBC_COLL_ALLTOALLV;
+    return a->coll == b->coll && (!counted || a->count == b->count) && a->dtype == b->dtype &&
         (!rooted || a->root == b->root) && (!reduces || a->redop == b->redop);
 }
 
@@ -296,14 +300,28 @@ static bool hashes_payload(const struct obc__check *c, const struct obc__coll_ar
     return c->level >= 2 && args->coll == OBC_COLL_BROADCAST;
 }
 
+static bool reads_nothing(const struct obc__coll_args *args, int rank)
+{
+    switch (args->coll) {
+    case OBC_COLL_BROADCAST:
+    case OBC_COLL_SCATTER:
+        return args->root == rank;
+    case OBC_COLL_GATHER:
+        return args->root != rank;
+    default:
+        return false;
+    }
+}
+
 obc_result_t obc__check_after(struct obc__check *c, const struct obc__coll_args *args,
                               struct obc__err *err)
 {
-    if (args->coll == OBC_COLL_BROADCAST && args->root == c->boards.rank) {
+    if (reads_nothing(args, c->boards.rank)) {
         /* A root reads nothing from its peers, so no stamp checked its call:
          * with two ranks that both believe they are the root, both would
          * "succeed". A look at the peers' calls catches it here (a peer that
-         * has not entered yet catches it when it leaves). */
+         * has not entered yet catches it when it leaves). The same holds for
+         * a scatter's root and a gather's other ranks, who only send. */
         obc_result_t res = find_mismatch(c, args, err);
         if (res != OBC_SUCCESS) {
             return res;

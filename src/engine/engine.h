@@ -31,6 +31,7 @@ struct obc__op {
     struct obc__coll_args args;
     struct obc__seg seg; /* the single segment of an unfused op */
     struct obc__seg *fused; /* segments of a fused group op (owned) */
+    size_t *vec; /* the v-forms' counts and displacements (owned; args.vec points here) */
     _Atomic uint32_t done; /* 0 until finished; a private futex word */
     _Atomic uint32_t nwaiters; /* threads sleeping on done */
     obc_result_t result;
@@ -69,6 +70,19 @@ void obc__op_set_barrier(struct obc__op *op);
  * REDUCE_SCATTER); count as the user gave it, root only for REDUCE. */
 void obc__op_set_coll(struct obc__op *op, obc_coll_t coll, const void *sendbuf, void *recvbuf,
                       size_t count, obc_dtype_t dtype, obc_redop_t redop, int root);
+
+/* Fill a personal collective (GATHER, SCATTER, ALLTOALL, ALLTOALLV,
+ * ALLGATHERV). count: the per-rank block (gather, scatter, alltoall), this
+ * rank's total sendcount (alltoallv) or the total of recvcounts
+ * (allgatherv); vec: the v-forms' arrays (args.vec), NULL for the others,
+ * to be copied into the op by obc__op_copy_vec. */
+void obc__op_set_personal(struct obc__op *op, obc_coll_t coll, const void *sendbuf, void *recvbuf,
+                          size_t count, obc_dtype_t dtype, int root);
+/* Copy nvec counts (the caller's arrays, one after the other) into the op,
+ * which then owns them: an async op must not depend on the caller's
+ * arrays after the call returns. Returns OBC_ERR_NO_MEMORY or success. */
+obc_result_t obc__op_copy_vec(struct obc__op *op, const size_t *const *arrays, size_t narrays,
+                              size_t n);
 
 /* Run op (on the caller's stack) now in this thread if nothing is queued;
  * otherwise queue a heap copy and wait for it. Returns the op's result. */

@@ -31,6 +31,7 @@ void obc__op_unref(struct obc__op *op)
 {
     if (atomic_fetch_sub_explicit(&op->refs, 1, memory_order_acq_rel) == 1) {
         free(op->fused);
+        free(op->vec);
         free(op);
     }
 }
@@ -50,6 +51,26 @@ void obc__op_set_coll(struct obc__op *op, obc_coll_t coll, const void *sendbuf, 
     op->seg.nbytes = nbytes;
     op->args.segs = &op->seg;
     op->args.nsegs = 1;
+}
+
+void obc__op_set_personal(struct obc__op *op, obc_coll_t coll, const void *sendbuf, void *recvbuf,
+                          size_t count, obc_dtype_t dtype, int root)
+{
+    obc__op_set_coll(op, coll, sendbuf, recvbuf, count, dtype, OBC_SUM, root);
+}
+
+obc_result_t obc__op_copy_vec(struct obc__op *op, const size_t *const *arrays, size_t narrays,
+                              size_t n)
+{
+    op->vec = malloc(narrays * n * sizeof(size_t) + 1);
+    if (op->vec == NULL) {
+        return OBC_ERR_NO_MEMORY;
+    }
+    for (size_t i = 0; i < narrays; i++) {
+        memcpy(op->vec + i * n, arrays[i], n * sizeof(size_t));
+    }
+    op->args.vec = op->vec;
+    return OBC_SUCCESS;
 }
 
 void obc__op_set_bcast(struct obc__op *op, const void *sendbuf, void *recvbuf, size_t count,

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * px.c - the personal exchange (px.h): which units a rank has in each
+ * personal collective, and moving their messages item by item.
+ *
+ * Units, for n ranks, this rank r:
+ *  - alltoall, alltoallv, allgatherv (pairwise exchange): n units; in unit
+ *    k rank r exchanges with p = (k - r) mod n, both ways. The pairing is
+ *    symmetric (p's partner in unit k is r), so both ends of a pair move
+ *    their two messages in the same unit, and over the n units every rank
+ *    meets every other once and itself once (its local copy). Bytes per
+ *    rank: (n - 1) blocks out and in, n - 1 steps of latency, pipelined
+ *    over peers_in_flight units. In place (alltoall), the message to p
+ *    leaves the very region the one from p lands in, so a unit receives
+ *    only the bytes it has already sent.
+ *       4 ranks, unit k:  k=0: 0-0 1-3 2-2 3-1   k=1: 0-1 2-3
+ *                         k=2: 0-2 1-1 3-3       k=3: 0-3 1-2
+ *  - gather (direct): the root has n units, unit k receives from root + k
+ *    (k = 0: its own block), peers_in_flight of them at once; every other
+ *    rank has one unit, its send. scatter: the same, reversed.
+ * A unit whose message is empty still moves one item (the header), so a
+ * count that differs between two ranks is always seen by the receiver.
+ */
+#include "algo/personal/px.h"
+
+#include <string.h>
+
+#define PX_HEADER 8u
+
+/* base + elems elements; base itself for an offset of 0 (base may then be
+ * NULL, for a message of no bytes). */
+static unsigned char *at(const void *base, size_t elems, size_t esize)
+{
+    size_t off = elems * esize;
+    return off == 0 ? (unsigned char *)base : (unsigned char *)base + off;
+}
+
+static void msg(struct px_xfer *x, int peer, const void *buf, size_t nbytes)
+{
+    x->peer = peer;
+    x->buf = (unsigned char *)buf;
+    x->nbytes = nbytes;
+    x->finished = false;
+}
+
+static void copy(void *dst, const void *src, size_t nbytes)
+{
+    if (nbytes > 0 && dst != src) {
+        memcpy(dst, src, nbytes);
+    }
+}
+
+/* Unit u of this rank: its messages, or its local copy done here. */
+static void describe(const struct px_run *r, int u, struct px_unit *x)
+{
+    const struct obc__coll_args *a = r->args;
+    const void *send = a->segs[0].send;
+    void *recv = a->segs[0].recv;
+    const size_t *v = a->vec;
+    size_t es = r->esize, blk = a->nbytes, n = (size_t)r->n;
+    int me = r->me;
+    memset(x, 0, sizeof(*x));
+    x->send = (struct px_xfer){.peer = -1, .finished = true};
+    x->recv = x->send;
+    int p = a->coll == OBC_COLL_GATHER || a->coll == OBC_COLL_SCATTER
+        ? (a->root + u) % r->n
+        : ((u - me) % r->n + r->n) % r->n;
+    switch (a->coll) {
+    case OBC_COLL_GATHER:
+        if (me != a->root) {
+            msg(&x->send, a->root, send, blk);
+        } else if (p != me) {
+            msg(&x->recv, p, at(recv, (size_t)p, blk), blk);
+        } else if (send != recv) { /* recv == send: the root's block is in place */
+            copy(at(recv, (size_t)me, blk), send, blk);
+        }
+        break;
+    case OBC_COLL_SCATTER:
+        if (me != a->root) {
+            msg(&x->recv, a->root, recv, blk);
+        } else if (p != me) {
+            msg(&x->send, p, at(send, (size_t)p, blk), blk);
+        } else if (send != recv) {
+            copy(recv, at(send, (size_t)me, blk), blk);
+        }
+        break;
+    case OBC_COLL_ALLTOALL:
+        if (p != me) {
+            msg(&x->send, p, at(send, (size_t)p, blk), blk);
+            msg(&x->recv, p, at(recv, (size_t)p, blk), blk);
+            x->trails = send == recv;
+        } else {
+            copy(at(recv, (size_t)me, blk), at(send, (size_t)me, blk), blk);
+        }
+        break;
+    case OBC_COLL_ALLTOALLV: /* v: sendcounts, sdispls, recvcounts, rdispls */
+        if (p != me) {
+            msg(&x->send, p, at(send, v[n + (size_t)p], es), v[p] * es);
+            msg(&x->recv, p, at(recv, v[3 * n + (size_t)p], es), v[2 * n + (size_t)p] * es);
+        } else {
+            copy(at(recv, v[3 * n + (size_t)me], es), at(send, v[n + (size_t)me], es), v[me] * es);
+        }
+        break;
+    default: { /* allgatherv; v: recvcounts, displs; in place: own block at displs[me] */
+        const void *own = send == recv ? at(recv, v[n + (size_t)me], es) : send;
+        if (p != me) {
+            msg(&x->send, p, own, v[me] * es);
+            msg(&x->recv, p, at(recv, v[n + (size_t)p], es), v[p] * es);
+        } else {
+            copy(at(recv, v[n + (size_t)me], es), own, v[me] * es);
+        }
+        break;
+    }
+    }
+}
+
+void px_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    struct px_run *r = state;
+    memset(r, 0, sizeof(*r));
+    r->ctx = ctx;
+    r->args = args;
+    r->stamp = obc__algo_stamp(args);
+    r->esize = obc_dtype_size(args->dtype);
+    r->slot = ctx->p2p_slot_bytes;
+    r->me = ctx->rank;
+    r->n = ctx->nranks;
+    bool rooted = args->coll == OBC_COLL_GATHER || args->coll == OBC_COLL_SCATTER;
+    r->nunits = rooted && r->me != args->root ? 1 : r->n;
+    /* A pairwise exchange keeps one unit in flight: a rank that waits then
+     * waits on its one partner, who moves that very word (see px_step). A
+     * root may serve several peers, each of whom has only its message. */
+    int w = rooted ? args->plan.peers_in_flight : 1;
+    r->inflight = w < 1 ? 1 : w > PX_MAX_INFLIGHT ? PX_MAX_INFLIGHT : w;
+}
+
+static size_t next_len(const struct px_run *r, const struct px_xfer *x, size_t *hdr)
+{
+    size_t room = r->slot - (*hdr = x->started ? 0 : PX_HEADER), left = x->nbytes - x->done;
+    return left < room ? left : room;
+}
+
+static obc_result_t send_item(struct px_run *r, struct px_xfer *x, struct obc__wait *w)
+{
+    unsigned char *slot = obc__p2p_send_acquire(r->ctx->p2p, x->peer, w);
+    if (slot == NULL) {
+        w->peer = x->peer;
+        return OBC_IN_PROGRESS;
+    }
+    size_t hdr, len = next_len(r, x, &hdr);
+    if (hdr != 0) {
+        uint64_t total = x->nbytes;
+        memcpy(slot, &total, sizeof(total));
+    }
+    copy(slot + hdr, at(x->buf, x->done, 1), len);
+    obc__p2p_send_publish(r->ctx->p2p, x->peer, hdr + len, r->stamp);
+    x->started = true;
+    x->done += len;
+    x->finished = x->done == x->nbytes;
+    return OBC_SUCCESS;
+}
+
+/* The item from peer is not what this operation expects: break the
+ * communicator (every local rank's wait returns) and say why. */
+static obc_result_t mismatch(struct px_run *r, int peer, size_t got, uint64_t stamp,
+                             const uint64_t *total, size_t want)
+{
+    const struct obc__coll_args *a = r->args;
+    obc__arena_abort(r->ctx->arena, OBC_ERR_MISMATCH, r->ctx->rank);
+    if (total != NULL) {
+        return obc__err_set(r->ctx->err, OBC_ERR_MISMATCH,
+                            "%s #%llu: rank %d sends %llu elements to rank %d, but rank %d "
+                            "expects %zu from rank %d (their counts differ)",
+                            obc__coll_name(a->coll), (unsigned long long)a->seq, peer,
+                            (unsigned long long)(*total / r->esize), r->me, r->me, want / r->esize,
+                            peer);
+    }
+    return obc__err_set(r->ctx->err, OBC_ERR_MISMATCH,
+                        "%s #%llu: rank %d expected its data from rank %d, but rank %d sent %zu "
+                        "bytes of %s (stamp %016llx, expected %016llx)",
+                        obc__coll_name(a->coll), (unsigned long long)a->seq, r->me, peer, peer, got,
+                        stamp == r->stamp ? "it, cut differently" : "a different operation",
+                        (unsigned long long)stamp, (unsigned long long)r->stamp);
+}
+
+/* *transport: the wait in *w is the transport's (else the unit waits on
+ * its own send, in place). */
+static obc_result_t recv_item(struct px_run *r, struct px_unit *u, struct obc__wait *w,
+                              bool *transport)
+{
+    struct px_xfer *x = &u->recv;
+    size_t hdr, len = next_len(r, x, &hdr), got = 0;
+    uint64_t stamp = 0;
+    *transport = false;
+    if (u->trails && !u->send.finished && x->done + len > u->send.done) {
+        return OBC_IN_PROGRESS;
+    }
+    unsigned char *slot = obc__p2p_recv_peek(r->ctx->p2p, x->peer, &got, &stamp, w);
+    if (slot == NULL) {
+        w->peer = x->peer;
+        *transport = true;
+        return OBC_IN_PROGRESS;
+    }
+    if (stamp != r->stamp || got < hdr) {
+        return mismatch(r, x->peer, got, stamp, NULL, x->nbytes);
+    }
+    if (hdr != 0) {
+        uint64_t total;
+        memcpy(&total, slot, sizeof(total));
+        if (total != x->nbytes) {
+            return mismatch(r, x->peer, got, stamp, &total, x->nbytes);
+        }
+    }
+    if (got != hdr + len) {
+        return mismatch(r, x->peer, got, stamp, NULL, x->nbytes);
+    }
+    copy(at(x->buf, x->done, 1), slot + hdr, len);
+    obc__p2p_recv_release(r->ctx->p2p, x->peer);
+    x->started = true;
+    x->done += len;
+    x->finished = x->done == x->nbytes;
+    return OBC_SUCCESS;
+}
+
+/* Admit units while the window has room; a local copy finishes at once. */
+static void admit(struct px_run *r)
+{
+    while (r->next < r->nunits && r->next < r->first + r->inflight) {
+        int i = r->next % r->inflight;
+        describe(r, r->next, &r->active[i]);
+        r->busy[i] = !(r->active[i].send.finished && r->active[i].recv.finished);
+        r->next++;
+    }
+}
+
+/*
+ * One pass moves at most one item of every unfinished message in the
+ * window; passes repeat while anything moves. When nothing can, the rank
+ * sleeps on one word: the oldest blocked receive (its sender's publish
+ * wakes it), else the oldest blocked send (its receiver's release). That
+ * word must be one the peer will move without needing this rank: in a
+ * pairwise unit both messages go to and come from the same partner, who
+ * is in the same unit (or behind, and gets there, since the rank in the
+ * lowest unit always can move), and never sleeps while we could take or
+ * give it something; a root's peers each have only their one message to
+ * it. Several pairwise units in flight would break this (a rank asleep on
+ * partner A would not drain partner B, B then sleeps on it, ...: seen as
+ * a hang at 3 ranks), hence one.
+ */
+obc_result_t px_step(void *state, struct obc__wait *w)
+{
+    struct px_run *r = state;
+    for (;;) {
+        struct obc__wait rw = {.peer = -1}, sw = {.peer = -1}, tmp;
+        bool moved = false, have_r = false, have_s = false;
+        admit(r);
+        for (int u = r->first; u < r->next; u++) {
+            int i = u % r->inflight;
+            struct px_unit *x = &r->active[i];
+            if (!r->busy[i]) {
+                continue;
+            }
+            if (!x->send.finished) {
+                tmp = (struct obc__wait){.peer = -1};
+                obc_result_t res = send_item(r, &x->send, &tmp);
+                moved |= res == OBC_SUCCESS;
+                if (res == OBC_IN_PROGRESS && !have_s) {
+                    sw = tmp;
+                    have_s = true;
+                }
+            }
+            if (!x->recv.finished) {
+                bool transport;
+                tmp = (struct obc__wait){.peer = -1};
+                obc_result_t res = recv_item(r, x, &tmp, &transport);
+                if (res != OBC_SUCCESS && res != OBC_IN_PROGRESS) {
+                    return res;
+                }
+                moved |= res == OBC_SUCCESS;
+                if (res == OBC_IN_PROGRESS && transport && !have_r) {
+                    rw = tmp;
+                    have_r = true;
+                }
+            }
+            r->busy[i] = !(x->send.finished && x->recv.finished);
+        }
+        int was = r->first;
+        while (r->first < r->next && !r->busy[r->first % r->inflight]) {
+            r->first++;
+        }
+        if (r->first == r->nunits) {
+            return OBC_SUCCESS;
+        }
+        if (!moved && r->first == was) {
+            *w = have_r ? rw : sw;
+            return OBC_IN_PROGRESS;
+        }
+    }
+}

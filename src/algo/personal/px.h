@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * px.h - the personal exchange: the building block of gather, scatter,
+ * alltoall, alltoallv and allgatherv over the p2p interface (within a host
+ * the arena's channels, across hosts TCP links). A rank's part of one of
+ * these collectives is a list of units; a unit is at most one message to a
+ * peer and one message from a peer (or a local copy of the rank's own
+ * block). A few units (plan.peers_in_flight) progress at once, both
+ * directions in the same pass, so neither a pairwise exchange nor a root
+ * serving many peers ever waits on one direction while the other could
+ * move.
+ *
+ * A message is cut into items of one p2p slot; the first carries an 8-byte
+ * header, the message's length, so that a receiver whose count differs
+ * from its sender's fails at the first item with OBC_ERR_MISMATCH naming
+ * the sender and both counts, and a message of 0 bytes is still one item
+ * (a count that is 0 on one side only cannot leave an item behind or a
+ * receiver waiting). Every item carries the op's stamp.
+ */
+#ifndef OBC_ALGO_PX_H
+#define OBC_ALGO_PX_H
+
+#include "algo/algo.h"
+
+/* The most units in flight (plan.peers_in_flight is clamped to it). */
+#define PX_MAX_INFLIGHT 8
+
+struct px_xfer {
+    unsigned char *buf; /* a send's source is read only */
+    size_t nbytes; /* payload of the message */
+    size_t done; /* payload bytes moved */
+    int peer; /* -1: no message in this direction */
+    bool started; /* the first item (with the header) has moved */
+    bool finished;
+};
+
+struct px_unit {
+    struct px_xfer send, recv;
+    bool trails; /* in place: receive only bytes already sent (same region) */
+};
+
+struct px_run {
+    const struct obc__algo_ctx *ctx;
+    const struct obc__coll_args *args;
+    uint64_t stamp;
+    size_t esize, slot;
+    int me, n;
+    int nunits; /* this rank's units */
+    int next; /* first unit not yet admitted */
+    int inflight; /* window size */
+    struct px_unit active[PX_MAX_INFLIGHT]; /* unit u at active[u % inflight] */
+    bool busy[PX_MAX_INFLIGHT];
+    int first; /* oldest unit not finished */
+};
+
+/* init() of every personal algorithm: the units follow from args. */
+void px_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args);
+/* step() of every personal algorithm. */
+obc_result_t px_step(void *state, struct obc__wait *w);
+
+#endif
