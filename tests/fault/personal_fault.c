@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * personal_fault.c - the personalised collectives when something is wrong.
+ * 4 ranks forked by spawn_ranks.c (OBC_TIMEOUT=10), in separate jobs:
+ *  - bad arguments: every rank makes each bad call of a list (NULL
+ *    arrays, a root out of range, a bad dtype, overlapping buffers,
+ *    alltoallv in place, an allgatherv whose sendcount is not its
+ *    recvcounts entry, a NULL req) and must get OBC_ERR_INVALID_ARG at
+ *    once, the communicator still usable: a verified alltoall follows;
+ *  - mismatches: one rank (the odd one) calls with another count, dtype or
+ *    call (an alltoallv whose sendcounts[j] differs from rank j's
+ *    recvcounts[odd], an alltoall with a smaller count, an allgatherv
+ *    against the others' alltoall, a gather of another dtype, a scatter
+ *    with count 0 against the others' 1000). Every rank must fail (MISMATCH
+ *    or ABORTED; a rank that only sends may finish, and then its next call
+ *    fails), within the timeout, at least one with OBC_ERR_MISMATCH, and
+ *    every MISMATCH message of another rank names the odd one (for
+ *    alltoallv, a bystander may instead point to the log of the rank that
+ *    found it);
+ *  - a rank SIGKILLed during 1 MiB-per-peer alltoalls (killcheck.h): every
+ *    survivor returns PEER_LOST or ABORTED within 2 s, naming it.
+ * The tcp variant runs it all with ranks 0-1 and 2-3 on two fake hosts.
+ */
+/* obct: name=n4 timeout=180 san */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 timeout=180 */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data.h"
+#include "killcheck.h"
+#include "obct.h"
+#include "spawn_ranks.h"
+
+#define NRANKS 4
+#define TIMEOUT_S 10.0
+#define LIMIT_S (TIMEOUT_S + 5.0)
+#define COUNT 1000
+
+enum call { ALLTOALL, ALLTOALLV, ALLGATHERV, GATHER, SCATTER };
+
+struct scenario {
+    const char *name;
+    int odd;
+    enum call call, odd_call;
+    size_t count, odd_count; /* per peer; alltoallv: odd rank's sendcount to rank 2 */
+    obc_dtype_t dtype, odd_dtype;
+};
+
+static obc_result_t personal(enum call call, size_t count, obc_dtype_t dt, int rank,
+                             obc_comm_t *comm, struct obct_buf *send, struct obct_buf *recv,
+                             size_t odd_to2)
+{
+    size_t es = obc_dtype_size(dt), sc[NRANKS], sd[NRANKS], rc[NRANKS], rd[NRANKS];
+    obct_buf_alloc(send, NRANKS * (count + 8) * es, 0);
+    obct_buf_alloc(recv, NRANKS * (count + 8) * es, 0);
+    obct_fill(send->data, send->nbytes, 7, rank);
+    obct_poison(recv->data, recv->nbytes);
+    for (int i = 0; i < NRANKS; i++) {
+        sc[i] = rc[i] = count;
+        sd[i] = rd[i] = (size_t)i * (count + 8);
+    }
+    if (odd_to2 != count) {
+        sc[2] = odd_to2; /* only on the odd rank (1): rank 2 expects count */
+    }
+    switch (call) {
+    case ALLTOALL:
+        return obc_alltoall(send->data, recv->data, count, dt, comm);
+    case ALLTOALLV:
+        return obc_alltoallv(send->data, sc, sd, recv->data, rc, rd, dt, comm);
+    case ALLGATHERV:
+        return obc_allgatherv(send->data, count, recv->data, rc, rd, dt, comm);
+    case GATHER:
+        return obc_gather(send->data, recv->data, count, dt, 0, comm);
+    default:
+        return obc_scatter(send->data, recv->data, count, dt, 0, comm);
+    }
+}
+
+static int mismatch_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self,
+                         void *arg)
+{
+    const struct scenario *sc = arg;
+    struct obct_buf send, recv;
+    int small[4] = {1, 2, 3, 4};
+    int failures0 = obct_failures();
+    (void)nranks;
+    OBCT_OK(obc_allreduce(small, small, 4, OBC_INT32, OBC_SUM, comm), comm);
+    usleep(200000); /* every rank leaves the allreduce before anyone can break the comm */
+    bool odd = rank == sc->odd;
+    double t = obct_now();
+    self->rc = personal(odd ? sc->odd_call : sc->call,
+                        odd && sc->call != ALLTOALLV ? sc->odd_count : sc->count,
+                        odd ? sc->odd_dtype : sc->dtype, rank, comm, &send, &recv,
+                        odd && sc->call == ALLTOALLV ? sc->odd_count : sc->count);
+    self->t_event = obct_now();
+    self->value = self->t_event - t;
+    snprintf(self->msg, sizeof(self->msg), "%s", obc_comm_last_error(comm));
+    t = obct_now();
+    self->rc_after = obc_allreduce(small, small, 4, OBC_INT32, OBC_SUM, comm);
+    self->after_s = obct_now() - t;
+    obc_comm_destroy(comm);
+    obct_buf_check("sendbuf", &send);
+    obct_buf_check("recvbuf", &recv);
+    obct_verify("sendbuf (must stay unchanged)", send.data, send.nbytes, 7, rank);
+    obct_buf_free(&send);
+    obct_buf_free(&recv);
+    return obct_failures() > failures0 ? 1 : 0;
+}
+
+static void run_mismatch(const struct scenario *sc)
+{
+    struct obct_job job;
+    int nmismatch = 0;
+    printf("personal_fault: %s (rank %d differs)\n", sc->name, sc->odd);
+    fflush(stdout);
+    obct_spawn(&job, NRANKS, mismatch_main, (void *)sc, 0);
+    if (obct_join(&job, LIMIT_S + 30) != 0) {
+        OBCT_FAIL("%s: ranks did not exit within %.0f s", sc->name, LIMIT_S + 30);
+    }
+    for (int r = 0; r < NRANKS; r++) {
+        const struct obct_report *rep = &job.reports[r];
+        printf("personal_fault: %s: rank %d got %s after %.3f s, next %s; message: \"%s\"\n",
+               sc->name, r, obct_rc_name(rep->rc), rep->value, obct_rc_name(rep->rc_after),
+               rep->msg);
+        OBCT_CHECK_EQ_INT(obct_exit_code(&job, r), 0);
+        if (rep->rc == OBC_SUCCESS) { /* it only sent: its next call fails */
+            OBCT_CHECK(rep->rc_after == OBC_ERR_MISMATCH || rep->rc_after == OBC_ERR_ABORTED);
+            continue;
+        }
+        OBCT_CHECK(rep->rc == OBC_ERR_MISMATCH || rep->rc == OBC_ERR_ABORTED);
+        OBCT_CHECK_LE_DBL(rep->value, LIMIT_S);
+        OBCT_CHECK(rep->rc_after == OBC_ERR_ABORTED || rep->rc_after == rep->rc);
+        if (rep->rc == OBC_ERR_MISMATCH) {
+            nmismatch++;
+            /* A bystander of an alltoallv pair may only hear that the
+             * receiver found it ("rank 2 found ranks disagreeing ...; see
+             * its log"): the boards hold no per-pair counts to compare. */
+            if (r != sc->odd) {
+                OBCT_CHECK(obct_msg_names_rank(rep->msg, sc->odd) ||
+                           (sc->call == ALLTOALLV && strstr(rep->msg, "found ranks") != NULL));
+            }
+        }
+    }
+    if (nmismatch == 0) {
+        obct_soft_fail(__FILE__, __LINE__, "%s: no rank reported OBC_ERR_MISMATCH", sc->name);
+    }
+    obct_job_check_shm(&job);
+    obct_job_free(&job);
+}
+
+/* Each bad call returns INVALID_ARG at once; then the comm still works. */
+static int bad_args_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self,
+                         void *arg)
+{
+    int failures0 = obct_failures();
+    int32_t a[4 * NRANKS], b[4 * NRANKS];
+    size_t c[NRANKS], d[NRANKS];
+    obc_request_t *req = NULL;
+    (void)self;
+    (void)arg;
+    for (int i = 0; i < NRANKS; i++) {
+        c[i] = 4;
+        d[i] = (size_t)i * 4;
+    }
+#define BAD(expr) OBCT_CHECK_RC(expr, OBC_ERR_INVALID_ARG, comm)
+    BAD(obc_gather(a, b, 4, OBC_INT32, nranks, comm));
+    BAD(obc_scatter(a, b, 4, OBC_INT32, -1, comm));
+    BAD(obc_alltoall(a, b, 4, (obc_dtype_t)99, comm));
+    BAD(obc_alltoall(NULL, b, 4, OBC_INT32, comm));
+    BAD(obc_alltoall(a, a + 1, 4, OBC_INT32, comm)); /* overlap, not in place */
+    BAD(obc_alltoall(a, b, SIZE_MAX / 2, OBC_INT32, comm));
+    BAD(obc_alltoallv(a, NULL, d, b, c, d, OBC_INT32, comm));
+    BAD(obc_alltoallv(a, c, d, b, c, NULL, OBC_INT32, comm));
+    BAD(obc_alltoallv(a, c, d, a, c, d, OBC_INT32, comm)); /* no in-place form */
+    BAD(obc_allgatherv(a, 3, b, c, d, OBC_INT32, comm)); /* 3 != recvcounts[rank] */
+    BAD(obc_allgatherv(a, 4, b, NULL, d, OBC_INT32, comm));
+    BAD(obc_ialltoall(a, b, 4, OBC_INT32, comm, NULL));
+    BAD(obc_igather(a, b, 4, OBC_INT32, 0, NULL, &req));
+    if (rank == 0) {
+        BAD(obc_gather(a, NULL, 4, OBC_INT32, 0, comm)); /* the root needs recvbuf */
+        BAD(obc_gather(a + 1, a, 4, OBC_INT32, 0, comm)); /* overlaps the root's recvbuf */
+    }
+    for (int i = 0; i < 4 * NRANKS; i++) {
+        a[i] = rank * 1000 + i;
+    }
+    OBCT_OK(obc_alltoall(a, b, 4, OBC_INT32, comm), comm);
+    for (int i = 0; i < 4 * NRANKS; i++) {
+        OBCT_CHECK_EQ_INT(b[i], (i / 4) * 1000 + rank * 4 + i % 4);
+    }
+    obc_comm_destroy(comm);
+    return obct_failures() > failures0 ? 1 : 0;
+}
+
+#define KILL_COUNT (256 * 1024) /* float32 per peer: 1 MiB */
+
+static int kill_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self, void *arg)
+{
+    struct obct_buf send, recv;
+    float small[8] = {0};
+    obc_result_t rc = OBC_SUCCESS;
+    int failures0 = obct_failures();
+    (void)arg;
+    obct_buf_alloc(&send, (size_t)nranks * KILL_COUNT * 4, 0);
+    obct_buf_alloc(&recv, (size_t)nranks * KILL_COUNT * 4, 0);
+    obct_fill(send.data, send.nbytes, 3, rank);
+    for (double end = obct_now() + 30; rc == OBC_SUCCESS && obct_now() < end;) {
+        obct_progress(self);
+        rc = obc_alltoall(send.data, recv.data, KILL_COUNT, OBC_FLOAT32, comm);
+    }
+    self->t_event = obct_now();
+    self->rc = rc;
+    snprintf(self->msg, sizeof(self->msg), "%s", obc_comm_last_error(comm));
+    double t = obct_now();
+    self->rc_after = obc_allreduce(small, small, 8, OBC_FLOAT32, OBC_SUM, comm);
+    self->after_s = obct_now() - t;
+    obc_comm_destroy(comm);
+    obct_buf_check("sendbuf", &send);
+    obct_buf_check("recvbuf", &recv);
+    obct_buf_free(&send);
+    obct_buf_free(&recv);
+    return obct_failures() > failures0 ? 1 : 0;
+}
+
+int main(void)
+{
+    static const struct scenario scenarios[] = {
+        {"alltoallv, rank 1 sends rank 2 more than it expects", 1, ALLTOALLV, ALLTOALLV, COUNT,
+         COUNT + 1, OBC_FLOAT32, OBC_FLOAT32},
+        {"alltoallv, rank 1 sends rank 2 nothing", 1, ALLTOALLV, ALLTOALLV, COUNT, 0, OBC_INT8,
+         OBC_INT8},
+        {"alltoall, one rank's count smaller", 3, ALLTOALL, ALLTOALL, COUNT, COUNT - 10, OBC_INT32,
+         OBC_INT32},
+        {"alltoall against allgatherv", 1, ALLTOALL, ALLGATHERV, COUNT, COUNT, OBC_FLOAT32,
+         OBC_FLOAT32},
+        {"gather, another dtype of the same size", 2, GATHER, GATHER, COUNT, COUNT, OBC_FLOAT32,
+         OBC_INT32},
+        {"scatter, one rank's count 0", 2, SCATTER, SCATTER, COUNT, 0, OBC_UINT8, OBC_UINT8},
+    };
+    struct obct_job job;
+    char timeout[16];
+    obct_watchdog(170);
+    snprintf(timeout, sizeof(timeout), "%g", TIMEOUT_S * obct_time_scale());
+    setenv("OBC_TIMEOUT", timeout, 1);
+    printf("personal_fault: bad arguments\n");
+    obct_spawn(&job, NRANKS, bad_args_main, NULL, 0);
+    if (obct_join(&job, 60) != 0) {
+        OBCT_FAIL("bad arguments: ranks did not exit");
+    }
+    for (int r = 0; r < NRANKS; r++) {
+        OBCT_CHECK_EQ_INT(obct_exit_code(&job, r), 0);
+    }
+    obct_job_check_shm(&job);
+    obct_job_free(&job);
+    for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+        run_mismatch(&scenarios[i]);
+    }
+    printf("personal_fault: kill rank 2 during 1 MiB-per-peer alltoalls\n");
+    fflush(stdout);
+    obct_spawn(&job, NRANKS, kill_main, NULL, 0);
+    obct_kill_and_check(&job, "personal_fault", "alltoall", 2, "alltoalls",
+                        2.0 * obct_time_scale());
+    return obct_finish("personal_fault");
+}
