@@ -431,12 +431,12 @@ OBC_API const char *obc_comm_last_error(const obc_comm_t *comm);
  * of `nbytes` would run on comm now ("ring", "hier", ...: the names
  * OBC_ALGO accepts, docs/algorithms.md), written NUL-terminated into
  * name[len]. nbytes is count times the datatype's size, count as the call
- * takes it (allgather and reduce_scatter: one rank's block); barrier ignores
- * it. The answer is the library's own choice, with OBC_ALGO and the
- * OBC_*_BYTES thresholds applied, so it is the same on every rank, and it
- * is what OBC_DEBUG=INFO logs with the reason. Local: no communication.
- * Returns OBC_SUCCESS, or OBC_ERR_INVALID_ARG for a NULL comm or name, an
- * unknown coll, or a len too short for the name (name then holds "").
+ * takes it (allgather, reduce_scatter, gather, scatter, alltoall: one
+ * rank's block; alltoallv, allgatherv: the whole); barrier ignores it. The answer is the library's
+ * own choice, with OBC_ALGO and the OBC_*_BYTES thresholds applied, so it is the same on every
+ * rank, and it is what OBC_DEBUG=INFO logs with the reason. Local: no communication. Returns
+ * OBC_SUCCESS, or OBC_ERR_INVALID_ARG for a NULL comm or name, an unknown coll, or a len too short
+ * for the name (name then holds "").
  */
 OBC_API obc_result_t obc_comm_algorithm(const obc_comm_t *comm, obc_coll_t coll, size_t nbytes,
                                         char *name, size_t len);
@@ -490,28 +490,68 @@ OBC_API obc_result_t obc_irecv(void *buf, size_t count, obc_dtype_t dtype, int p
                                obc_comm_t *comm, obc_request_t **req);
 
 /*
- * Personalised collectives. Counts are in elements; buffers are laid out
- * rank by rank as MPI lays them out. In place (sendbuf == recvbuf) is
- * allowed where MPI allows MPI_IN_PLACE: alltoall, allgatherv, gather (on
- * the root) and scatter (on the root).
+ * Personalised collectives. Counts are in elements of dtype (size_t: 64
+ * bits); buffers are laid out rank by rank as MPI lays them out; every
+ * dtype; valid with count 0 and with one rank. Collective (every rank, same
+ * order), blocking; thread-safety as the other collectives.
+ *
+ * In place (sendbuf == recvbuf) where MPI allows MPI_IN_PLACE:
+ *  - obc_gather, on the root: its own block is already at its place in
+ *    recvbuf (recvbuf + root * sendcount elements) and is not copied;
+ *    sendbuf == that block is in place too;
+ *  - obc_scatter, on the root: its own block stays where it is in sendbuf
+ *    (recvbuf is not written); recvbuf == that block is in place too;
+ *  - obc_alltoall: block j of the one buffer goes to rank j and is
+ *    replaced by rank j's block for this rank;
+ *  - obc_allgatherv: this rank's block is already at recvbuf + displs[rank]
+ *    (sendcount is then ignored); sendbuf == that block is in place too.
+ * obc_alltoallv has no in-place form. Otherwise the buffers must not
+ * overlap, and sendbuf is never written.
+ *
+ * A count that differs between a sending and a receiving rank (alltoallv's
+ * sendcounts[j] on rank i against recvcounts[i] on rank j; a gather's
+ * sendcount against the root's), another dtype, root or call is
+ * OBC_ERR_MISMATCH, naming the rank, on the rank that finds it (the others
+ * fail with it or OBC_ERR_ABORTED; a rank that only sends may return first
+ * and then fails its next call): never a hang or a truncation.
+ * Returns OBC_SUCCESS; OBC_ERR_INVALID_ARG (comm NULL, a needed buffer or
+ * array NULL with elements to move, root out of range, bad dtype, sizes
+ * overflowing, overlapping buffers, alltoallv's sendcounts[rank] !=
+ * recvcounts[rank], allgatherv's sendcount != recvcounts[rank] out of
+ * place); OBC_ERR_MISMATCH, OBC_ERR_TIMEOUT, OBC_ERR_PEER_LOST,
+ * OBC_ERR_ABORTED, OBC_ERR_NO_MEMORY.
  */
-/* recvbuf (nranks * sendcount elements) is used on root only */
+/* obc_gather - the root's recvbuf (nranks * sendcount elements) receives
+ * every rank's sendbuf, rank r's at element r * sendcount; recvbuf is used
+ * on the root only (others may pass NULL). */
 OBC_API obc_result_t obc_gather(const void *sendbuf, void *recvbuf, size_t sendcount,
                                 obc_dtype_t dtype, int root, obc_comm_t *comm);
-/* sendbuf (nranks * recvcount elements) is used on root only */
+/* obc_scatter - rank r's recvbuf (recvcount elements) receives block r of
+ * the root's sendbuf (nranks * recvcount elements, used on the root only). */
 OBC_API obc_result_t obc_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
                                  obc_dtype_t dtype, int root, obc_comm_t *comm);
-/* count elements to and from each rank */
+/* obc_alltoall - block j (count elements) of sendbuf goes to rank j, and
+ * block j of recvbuf comes from rank j: count elements to and from each
+ * rank, nranks * count in each buffer. */
 OBC_API obc_result_t obc_alltoall(const void *sendbuf, void *recvbuf, size_t count,
                                   obc_dtype_t dtype, obc_comm_t *comm);
-/* displacements in elements */
+/* obc_alltoallv - sendcounts[j] elements at sendbuf + sdispls[j] go to
+ * rank j; recvcounts[j] from rank j land at recvbuf + rdispls[j]. Arrays of
+ * nranks entries, displacements in elements; blocks may leave gaps (never
+ * written) but must not overlap. The arrays are copied: they may be freed
+ * once the call returns, also for obc_ialltoallv and inside a group. */
 OBC_API obc_result_t obc_alltoallv(const void *sendbuf, const size_t *sendcounts,
                                    const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                                    const size_t *rdispls, obc_dtype_t dtype, obc_comm_t *comm);
+/* obc_allgatherv - every rank's sendbuf (sendcount == recvcounts[rank]
+ * elements) lands in every rank's recvbuf at displs[rank]; arrays as
+ * obc_alltoallv, the same on every rank. */
 OBC_API obc_result_t obc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf,
                                     const size_t *recvcounts, const size_t *displs,
                                     obc_dtype_t dtype, obc_comm_t *comm);
 
+/* Non-blocking forms of the five above; codes as obc_ibroadcast (and the
+ * argument checks above). */
 OBC_API obc_result_t obc_igather(const void *sendbuf, void *recvbuf, size_t sendcount,
                                  obc_dtype_t dtype, int root, obc_comm_t *comm,
                                  obc_request_t **req);
