@@ -14,9 +14,10 @@
 
 #include "obct.h"
 
-static const obc_coll_t all_colls[] = {OBC_COLL_BROADCAST, OBC_COLL_BARRIER,
-                                       OBC_COLL_ALLREDUCE, OBC_COLL_REDUCE,
-                                       OBC_COLL_ALLGATHER, OBC_COLL_REDUCE_SCATTER};
+static const obc_coll_t all_colls[] = {
+    OBC_COLL_BROADCAST, OBC_COLL_BARRIER,        OBC_COLL_ALLREDUCE, OBC_COLL_REDUCE,
+    OBC_COLL_ALLGATHER, OBC_COLL_REDUCE_SCATTER, OBC_COLL_GATHER,    OBC_COLL_SCATTER,
+    OBC_COLL_ALLTOALL,  OBC_COLL_ALLTOALLV,      OBC_COLL_ALLGATHERV};
 
 static void expect_name(obc_comm_t *comm, obc_coll_t coll, size_t nbytes, const char *want,
                         int equal)
@@ -74,8 +75,9 @@ static void bad_arguments(obc_comm_t *comm)
     OBCT_EQ_INT(name[0], '\0');
     OBCT_RC(obc_comm_algorithm_forced(NULL, OBC_COLL_ALLREDUCE, name, sizeof(name)),
             OBC_ERR_INVALID_ARG, NULL);
-    OBCT_RC(obc_comm_algorithm_forced(comm, (obc_coll_t)6, name, sizeof(name)), OBC_ERR_INVALID_ARG,
-            comm);
+    OBCT_RC(
+        obc_comm_algorithm_forced(comm, (obc_coll_t)(OBC_COLL_ALLGATHERV + 1), name, sizeof(name)),
+        OBC_ERR_INVALID_ARG, comm);
     /* the communicator stays usable */
     OBCT_OK(obc_barrier(comm), comm);
 }
