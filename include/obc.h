@@ -572,9 +572,19 @@ OBC_API obc_result_t obc_iallgatherv(const void *sendbuf, size_t sendcount, void
  * obc_broadcast_as - broadcast whose bytes travel as wire_dtype (float32
  * data as bfloat16 or float16: half the bytes). Every rank, the root
  * included, ends with the root's data rounded once to wire_dtype (round to
- * nearest even) and widened back to dtype; out of place, the root's sendbuf
- * is unchanged. Converted chunk by chunk: no extra memory that grows with
- * count. wire_dtype == dtype is a plain broadcast.
+ * nearest even; NaN stays NaN, infinity stays infinity, a value beyond the
+ * wire type's range becomes infinity, float16 subnormals are kept) and
+ * widened back to dtype, bit-identical on every rank; out of place, the
+ * root's sendbuf is unchanged. Converted chunk by chunk (OBC_CAST_CHUNK_BYTES
+ * wire bytes per piece, OBC_CAST_DEPTH pieces in flight): no extra memory
+ * that grows with count, and the conversion of one piece overlaps the
+ * transfer of another (on the communicator's progress thread).
+ * Pairs: dtype OBC_FLOAT32 with wire_dtype OBC_FLOAT16 or OBC_BFLOAT16;
+ * wire_dtype == dtype (any dtype) is a plain obc_broadcast. Any other pair
+ * is OBC_ERR_INVALID_ARG, as is a converting call inside a group.
+ * Collective (all ranks, same order, same count, dtype and wire_dtype: a
+ * rank whose wire_dtype or count differs gets OBC_ERR_MISMATCH). Blocking.
+ * Thread-safety as obc_broadcast. Codes as obc_broadcast.
  */
 OBC_API obc_result_t obc_broadcast_as(const void *sendbuf, void *recvbuf, size_t count,
                                       obc_dtype_t dtype, obc_dtype_t wire_dtype, int root,
@@ -584,8 +594,15 @@ OBC_API obc_result_t obc_broadcast_as(const void *sendbuf, void *recvbuf, size_t
  * obc_mem_alloc / obc_mem_free - memory that the other ranks of this host
  * can read and write directly: collectives whose buffers live there may
  * copy once instead of twice. Any obc call accepts ordinary memory too.
- * Local. obc_mem_free of a pointer obc_mem_alloc did not return on comm is
- * OBC_ERR_INVALID_ARG.
+ * *ptr is page-aligned, zero-filled, at least bytes long; bytes == 0 gives
+ * *ptr = NULL (and obc_mem_free(NULL, comm) is OBC_SUCCESS, as free(NULL)).
+ * Each block is one anonymous shared mapping (a memfd: nothing appears in
+ * /dev/shm) and holds one file descriptor until it is freed.
+ * obc_comm_destroy frees every block of comm still allocated: no pointer
+ * into them may be used after it.
+ * Local (no communication); safe from any thread. obc_mem_free of a
+ * pointer obc_mem_alloc did not return on comm (or freed already) is
+ * OBC_ERR_INVALID_ARG; OBC_ERR_NO_MEMORY when the system refuses.
  */
 OBC_API obc_result_t obc_mem_alloc(void **ptr, size_t bytes, obc_comm_t *comm);
 OBC_API obc_result_t obc_mem_free(void *ptr, obc_comm_t *comm);

@@ -76,6 +76,10 @@ struct obc__coll_args {
      * (a copy of the caller's arrays), so it outlives the call. */
     const size_t *vec;
     uint64_t seq; /* position of this operation on the communicator */
+    /* 0 for a call that is one op; a call made of several ops (obc_broadcast_as's
+     * pieces) puts here a hash of what the ranks must agree on beyond each piece's
+     * bytes (dtypes, whole count), so the stamp tells two such calls apart */
+    uint64_t salt;
     struct obc__plan plan; /* set by the engine from obc__algo_select before init() */
 };
 

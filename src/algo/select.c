@@ -493,5 +493,8 @@ uint64_t obc__algo_stamp(const struct obc__coll_args *args)
         h = mix(h, (uint64_t)args->dtype);
         h = mix(h, (uint64_t)args->redop);
     }
+    if (args->salt != 0) {
+        h = mix(h, args->salt);
+    }
     return (args->seq << 32) ^ (h & 0xffffffffull);
 }

@@ -289,6 +289,10 @@ static void stamps_differ(void **state)
     b = a;
     b.seq = 1;
     assert_true(obc__algo_stamp(&a) != obc__algo_stamp(&b));
+    b = a; /* obc_broadcast_as pieces of the same bytes, other wire dtypes */
+    a.salt = 7;
+    b.salt = 8;
+    assert_true(obc__algo_stamp(&a) != obc__algo_stamp(&b));
 }
 
 int main(void)
