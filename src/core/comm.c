@@ -22,6 +22,7 @@ obc_result_t obc__comm_alloc(const struct obc__config *cfg, int rank, int nranks
     c->nranks = nranks;
     c->config = *cfg;
     obc__err_init(&c->err);
+    obc__mem_list_init(&c->mem);
     obc__log_set_rank(rank);
     *out = c;
     return OBC_SUCCESS;
@@ -32,6 +33,7 @@ void obc__comm_release(struct obc_comm *comm)
     if (comm == NULL) {
         return;
     }
+    obc__mem_list_fini(&comm->mem);
     obc__err_fini(&comm->err);
     free(comm);
 }

@@ -12,6 +12,7 @@
 #include "obc.h"
 #include "core/config.h"
 #include "core/host_layout.h"
+#include "core/mem.h"
 #include "core/status.h"
 
 struct obc__arena;
@@ -29,6 +30,7 @@ struct obc_comm {
     struct obc__p2p *p2p;
     struct obc__engine *engine;
     bool closing_broken; /* destroyed after a failure: do not linger for peers */
+    struct obc__mem_list mem; /* obc_mem_alloc's blocks, freed at the latest by release */
 };
 
 /* The ground floor of a communicator: rank, nranks, a copy of cfg and an
@@ -36,7 +38,8 @@ struct obc_comm {
  * message is in the thread's error buffer. */
 obc_result_t obc__comm_alloc(const struct obc__config *cfg, int rank, int nranks,
                              struct obc_comm **out);
-/* Free what obc__comm_alloc made. The caller has taken down the rest. */
+/* Free what obc__comm_alloc made, and the obc_mem_alloc blocks still held.
+ * The caller has taken down the rest (no op can touch them any more). */
 void obc__comm_release(struct obc_comm *comm);
 
 #endif

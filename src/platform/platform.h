@@ -51,6 +51,13 @@ int obc__shm_unlink(const char *name);
  * returns how many. */
 int obc__shm_sweep_dead(const char *prefix);
 void obc__shm_detach(void *addr, size_t nbytes);
+/* An anonymous shared mapping backed by a memfd (no name in /dev/shm, gone
+ * with its last mapping and fd): nbytes (> 0, a multiple of the page size)
+ * mapped read-write, MAP_SHARED. Returns the fd (kept open, close-on-exec,
+ * so a same-user peer may map it through /proc/<pid>/fd) or -errno. */
+int obc__memfd_create(size_t nbytes, void **addr);
+/* The system's page size. */
+size_t obc__page_bytes(void);
 
 /* ---- processes ----
  * pidfd: a handle that becomes readable when the process exits. */

@@ -102,3 +102,30 @@ void obc__shm_detach(void *addr, size_t nbytes)
         munmap(addr, nbytes);
     }
 }
+
+int obc__memfd_create(size_t nbytes, void **addr)
+{
+    int fd = memfd_create("obc-mem", MFD_CLOEXEC);
+    if (fd < 0) {
+        return -errno;
+    }
+    if (ftruncate(fd, (off_t)nbytes) != 0) {
+        int saved = errno;
+        close(fd);
+        return -saved;
+    }
+    void *p = mmap(NULL, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        int saved = errno;
+        close(fd);
+        return -saved;
+    }
+    *addr = p;
+    return fd;
+}
+
+size_t obc__page_bytes(void)
+{
+    long n = sysconf(_SC_PAGESIZE);
+    return n > 0 ? (size_t)n : 4096;
+}
