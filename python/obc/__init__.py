@@ -26,7 +26,7 @@ __version__ = _native.version()
 
 __all__ = [
     "init", "destroy", "is_initialized", "default_comm", "get_rank", "get_world_size",
-    "broadcast", "all_reduce", "reduce", "all_gather", "reduce_scatter", "barrier",
+    "broadcast", "empty", "all_reduce", "reduce", "all_gather", "reduce_scatter", "barrier",
     "broadcast_object", "all_gather_object", "sync_module", "check_consistency",
     "GradientAverager", "Communicator", "Work", "ReduceOp", "get_unique_id", "group",
     "ObcError", "InvalidArgument", "NoMemory", "SystemCallError", "Timeout", "PeerLost",
@@ -81,9 +81,19 @@ def get_world_size(comm=None):
     return _comm(comm).size
 
 
-def broadcast(tensor, src=0, async_op=False, comm=None):
-    """tensor (in place) receives src's tensor on every rank."""
-    return _comm(comm).broadcast(tensor, src, async_op)
+def broadcast(tensor, src=0, async_op=False, comm=None, wire_dtype=None):
+    """tensor (in place) receives src's tensor on every rank; with
+    wire_dtype (torch.bfloat16, "bfloat16", torch.float16, np.float16) a
+    float32 tensor travels in that dtype and every rank ends with src's
+    values rounded once to it (Communicator.broadcast)."""
+    return _comm(comm).broadcast(tensor, src, async_op, wire_dtype=wire_dtype)
+
+
+def empty(shape, dtype=None, like=None, comm=None):
+    """An array (or a torch tensor with like=torch, a tensor, or a torch
+    dtype) in shared memory of the communicator (obc_mem_alloc); freed
+    when it is gone (Communicator.empty)."""
+    return _comm(comm).empty(shape, dtype, like)
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, async_op=False, comm=None):
@@ -122,11 +132,15 @@ def all_gather_object(obj, comm=None):
     return _objects.all_gather_object(_comm(comm), obj)
 
 
-def sync_module(model, src=0, bucket_mb=25, progress=False, comm=None):
+def sync_module(model, src=0, bucket_mb=25, progress=False, comm=None, wire_dtype=None,
+                shared=False):
     """src's parameters and buffers into model on every rank, in place, in
     bounded buckets, after checking that names, shapes and dtypes match
-    (obc.Mismatch names any difference)."""
-    return _model.sync_module(_comm(comm), model, src, bucket_mb, progress)
+    (obc.Mismatch names any difference). wire_dtype: float32 tensors travel
+    in it (obc.broadcast's wire_dtype); shared=True first moves every
+    tensor's data into obc.empty memory (model.sync_module)."""
+    return _model.sync_module(_comm(comm), model, src, bucket_mb, progress,
+                              wire_dtype=wire_dtype, shared=shared)
 
 
 def check_consistency(model_or_tensors, src=0, comm=None):

@@ -112,6 +112,47 @@ def as_buffer(obj, what, *, writable=True, any_dtype=False):
     return _from_array(array, what, False, any_dtype)
 
 
+_DTYPE_NAMES = {"int8": N.INT8, "uint8": N.UINT8, "int32": N.INT32, "uint32": N.UINT32,
+                "int64": N.INT64, "uint64": N.UINT64, "float16": N.FLOAT16,
+                "bfloat16": N.BFLOAT16, "float32": N.FLOAT32, "float64": N.FLOAT64}
+
+
+def obc_dtype(d, what):
+    """The obc dtype of d: a torch dtype, a NumPy dtype (or type), or a
+    name ("bfloat16", which NumPy lacks, "float16", ...)."""
+    if isinstance(d, str) and d in _DTYPE_NAMES:
+        return _DTYPE_NAMES[d]
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(d, torch.dtype):
+        found = _torch_table(torch).get(d)
+    else:
+        try:
+            found = _NUMPY.get(np.dtype(d))
+        except TypeError:
+            found = None
+    if found is None:
+        raise TypeError(f"{what}: {d!r} is not an obc dtype (a torch or NumPy dtype, or one of "
+                        f"{', '.join(_DTYPE_NAMES)})")
+    return found
+
+
+def torch_dtype(obc_dt):
+    """The torch dtype of an obc dtype (None where torch has none)."""
+    import torch
+    for t, v in _torch_table(torch).items():
+        if v == obc_dt:
+            return t
+    return None
+
+
+def numpy_dtype(obc_dt):
+    """The NumPy dtype of an obc dtype (None for bfloat16)."""
+    for d, v in _NUMPY.items():
+        if v == obc_dt:
+            return d
+    return None
+
+
 def empty_like(obj, count):
     """A new 1-D buffer of the same kind and dtype as obj, count elements."""
     if is_tensor(obj):

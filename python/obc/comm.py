@@ -5,6 +5,7 @@ torch.distributed (src/dst, op=ReduceOp.SUM, async_op=True -> Work)."""
 import ctypes
 import enum
 import threading
+import weakref
 from contextlib import contextmanager
 
 from . import _buffers as B
@@ -169,13 +170,71 @@ class Communicator:
         return root
 
     # -- collectives -------------------------------------------------------
-    def broadcast(self, tensor, src=0, async_op=False):
-        """tensor (in place) receives src's tensor on every rank."""
+    def broadcast(self, tensor, src=0, async_op=False, wire_dtype=None):
+        """tensor (in place) receives src's tensor on every rank.
+
+        wire_dtype (torch.bfloat16, torch.float16, np.float16 or the names
+        "bfloat16"/"float16"): a float32 tensor travels in that dtype
+        (obc_broadcast_as: half the bytes) and every rank, src included,
+        ends with src's values rounded once to it (nearest even) and
+        widened back, bit-identical. Blocking only (async_op=True is a
+        ValueError with a wire_dtype other than the tensor's)."""
         what = "broadcast"
         src = self._root(src, what)
+        if wire_dtype is not None:
+            return self._broadcast_as(tensor, src, async_op, wire_dtype, what)
         buf = B.as_buffer(tensor, what, writable=self.rank != src, any_dtype=True)
         return self._run(N.lib.obc_broadcast, N.lib.obc_ibroadcast,
                          (buf.ptr, buf.ptr, buf.count, buf.dtype, src), buf, async_op, what=what)
+
+    def _broadcast_as(self, tensor, src, async_op, wire_dtype, what):
+        buf = B.as_buffer(tensor, what, writable=True)
+        wire = B.obc_dtype(wire_dtype, what)
+        if wire == buf.dtype:
+            return self.broadcast(tensor, src, async_op)
+        if async_op:
+            raise ValueError(f"{what}: wire_dtype= is blocking only (its conversion runs in "
+                             f"the calling thread); pass async_op=False")
+        N.check(N.lib.obc_broadcast_as(buf.ptr, buf.ptr, buf.count, buf.dtype, wire, src,
+                                       self._h()), self._handle, what)
+        return None
+
+    # -- shared buffers ----------------------------------------------------
+    def empty(self, shape, dtype=None, like=None):
+        """An uninitialised (in fact zero-filled) array of shape and dtype
+        in obc_mem_alloc memory, which the other ranks of this host can map:
+        a NumPy array, or a torch tensor when like is torch, a torch tensor
+        or dtype is a torch dtype. Freed when the array (and every view of
+        it) is gone, or at the latest when this communicator is destroyed;
+        it must not be used after that."""
+        import numpy as np
+        what = "empty"
+        torch = _torch_wanted(like, dtype)
+        if dtype is None:
+            dtype = torch.float32 if torch is not None else np.float32
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        count = 1
+        for n in shape:
+            count *= int(n)
+        code = B.obc_dtype(dtype, what)
+        esize = N.lib.obc_dtype_size(code)
+        elem = B.torch_dtype(code) if torch is not None else B.numpy_dtype(code)
+        if elem is None:
+            raise TypeError(f"{what}: NumPy has no {dtype!r}; pass like=torch for a tensor")
+        nbytes = count * esize
+        if nbytes == 0:
+            raw = np.empty(0, dtype=np.uint8)
+        else:
+            ptr = ctypes.c_void_p()
+            N.check(N.lib.obc_mem_alloc(ctypes.byref(ptr), nbytes, self._h()), self._handle,
+                    what)
+            block = (ctypes.c_char * nbytes).from_address(ptr.value)
+            fin = weakref.finalize(block, _mem_free, self, ptr.value)
+            fin.atexit = False  # at exit the communicator's destroy frees it
+            raw = np.frombuffer(block, dtype=np.uint8)
+        if torch is not None:
+            return torch.from_numpy(raw).view(elem).reshape(shape)
+        return raw.view(elem).reshape(shape)
 
     def all_reduce(self, tensor, op=ReduceOp.SUM, async_op=False):
         """tensor (in place) = op over every rank's tensor."""
@@ -274,6 +333,24 @@ class Communicator:
             if tuple(t.shape) != tuple(like.shape):
                 raise ValueError(f"{what}: list entries must be shaped {tuple(like.shape)}, "
                                  f"got {tuple(t.shape)}")
+
+
+def _mem_free(comm, ptr):
+    """A shared block's finaliser: free it unless its communicator is gone
+    (obc_comm_destroy freed it then)."""
+    if comm._handle is not None:
+        N.lib.obc_mem_free(ptr, comm._handle)
+
+
+def _torch_wanted(like, dtype):
+    """The torch module when empty() should return a tensor, else None."""
+    import sys
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    if like is torch or isinstance(like, torch.Tensor) or isinstance(dtype, torch.dtype):
+        return torch
+    return None
 
 
 def _numel(t):

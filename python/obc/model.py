@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from . import _buffers as B
+from . import _native as N
 from .comm import group, hash_buffer
 from .errors import Mismatch
 from .objects import all_gather_object
@@ -118,13 +119,40 @@ def buckets(named, bucket_bytes):
         yield run, size
 
 
-def sync_module(comm, model, src=0, bucket_mb=25, progress=False):
+def _to_shared(comm, named, what):
+    """Move every tensor's data into obc.empty memory (t.data = a shared
+    copy), so later collectives on the parameters use shared buffers."""
+    for name, t in named:
+        if not B.is_tensor(t):
+            raise ValueError(f"{what}: shared=True places torch tensors only; '{name}' is "
+                             f"{type(t).__name__}")
+        if t.numel() == 0:
+            continue
+        dest = comm.empty(tuple(t.shape), t.dtype)
+        dest.copy_(t.detach())
+        t.data = dest
+
+
+def _converts(t, wire):
+    """Whether t (float32) travels as wire rather than as itself."""
+    return wire is not None and B.as_buffer(t, "sync_module", writable=False,
+                                            any_dtype=True).dtype == N.FLOAT32
+
+
+def sync_module(comm, model, src=0, bucket_mb=25, progress=False, wire_dtype=None,
+                shared=False):
     """Copy src's parameters and buffers to every rank, in place.
 
     Tensors go in buckets of at most bucket_mb MiB; each bucket is one
     obc group of in-place broadcasts, which obc fuses into few transfers
     without packing them into a bigger buffer, so no memory is added.
-    Names, shapes and dtypes are checked across ranks first."""
+    Names, shapes and dtypes are checked across ranks first.
+
+    wire_dtype (torch.bfloat16, "bfloat16", torch.float16, ...): float32
+    tensors travel in it, one obc_broadcast_as each (outside the groups;
+    every rank, src included, ends with src's values rounded to it); other
+    dtypes travel as they are. shared=True moves every tensor's data into
+    obc.empty memory first (the module's tensors stay shared afterwards)."""
     what = "sync_module"
     if bucket_mb <= 0:
         raise ValueError(f"{what}: bucket_mb must be positive, got {bucket_mb}")
@@ -133,9 +161,20 @@ def sync_module(comm, model, src=0, bucket_mb=25, progress=False):
         if B.is_tensor(t) and not t.is_contiguous():
             raise ValueError(f"{what}: '{name}' is not contiguous; obc syncs tensors in place")
     agree_on_spec(comm, named, src, what)
+    wire = None if wire_dtype is None else B.obc_dtype(wire_dtype, what)
+    if wire == N.FLOAT32:
+        wire = None
+    if shared:
+        _to_shared(comm, named, what)
     total = sum(B.as_buffer(t, n, writable=False, any_dtype=True).nbytes for n, t in named)
     bar = _Progress(total, what) if progress and comm.rank == src else None
-    for run, size in buckets(named, int(bucket_mb * 2**20)):
+    plain = [(n, t) for n, t in named if not _converts(t, wire)]
+    for name, t in named:
+        if _converts(t, wire):
+            comm.broadcast(t.detach() if B.is_tensor(t) else t, src, wire_dtype=wire_dtype)
+            if bar is not None:
+                bar.advance(B.as_buffer(t, name, writable=False).nbytes)
+    for run, size in buckets(plain, int(bucket_mb * 2**20)):
         with group():
             for name, t in run:
                 comm.broadcast(t.detach() if B.is_tensor(t) else t, src)
