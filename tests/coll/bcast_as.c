@@ -20,7 +20,8 @@
  */
 /* obct: nranks=1,2 */
 /* obct: name=quick env=OBCT_QUICK=1 nranks=4 */
-/* obct: name=tcp env=OBC_HOST_ID=rank/2 env=OBCT_QUICK=1 nranks=4 san */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 env=OBCT_QUICK=1 nranks=4 */
+/* obct: name=small env=OBC_HOST_ID=rank/2 env=OBCT_CAST_SMALL=1 nranks=4 san */
 /* obct: name=pieces env=OBC_CAST_CHUNK_BYTES=5000 env=OBC_CAST_DEPTH=2 env=OBCT_QUICK=1 nranks=3 */
 #include <math.h>
 #include <stdbool.h>
@@ -122,9 +123,9 @@ static uint64_t hash_bytes(const void *p, size_t n)
     return h;
 }
 
-static bool quick(void)
+static bool env_on(const char *name)
 {
-    const char *s = getenv("OBCT_QUICK");
+    const char *s = getenv(name);
     return s != NULL && s[0] == '1';
 }
 
@@ -196,8 +197,12 @@ static void one_case(obc_comm_t *comm, size_t count, int root, bool in_place, ob
 static void matrix(obc_comm_t *comm)
 {
     int n = obc_comm_size(comm);
-    size_t big = quick() ? (4u << 20) / 4 + 3 : (16u << 20) / 4 + 3;
-    const size_t sizes[] = {0, 1, 4099, (1u << 20) / 4 + 5, big};
+    /* OBCT_CAST_SMALL (the sanitizer run; main sets 64 KiB pieces): the two large
+     * sizes become 64 Ki + 5 and 96 Ki + 3 elements, several pieces each */
+    bool small = env_on("OBCT_CAST_SMALL");
+    size_t big = env_on("OBCT_QUICK") ? (4u << 20) / 4 + 3 : (16u << 20) / 4 + 3;
+    const size_t sizes[] = {0, 1, 4099, small ? (64u << 10) + 5 : (1u << 20) / 4 + 5,
+                            small ? (96u << 10) + 3 : big};
     const int roots[] = {0, n / 2, n - 1};
     const obc_dtype_t wires[] = {OBC_BFLOAT16, OBC_FLOAT16};
     uint64_t seed = 1;
@@ -253,7 +258,7 @@ static void mismatch(const char *what, bool by_count)
 {
     obc_comm_t *comm = obct_comm_from_env();
     int rank = obc_comm_rank(comm), nranks = obc_comm_size(comm);
-    size_t count = (3u << 20) / 4 + 1;
+    size_t count = env_on("OBCT_CAST_SMALL") ? (96u << 10) + 1 : (3u << 20) / 4 + 1;
     float *buf = calloc(count, sizeof(float));
     obc_dtype_t wire = OBC_BFLOAT16;
     size_t mine = count;
@@ -287,6 +292,9 @@ static void mismatch(const char *what, bool by_count)
 
 int main(void)
 {
+    if (env_on("OBCT_CAST_SMALL")) {
+        setenv("OBC_CAST_CHUNK_BYTES", "65536", 0); /* several pieces per call */
+    }
     obc_comm_t *comm = obct_comm_from_env();
     double t0 = obct_now();
     matrix(comm);
