@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mpi_personal.c - MPI_Alltoall, MPI_Gather and MPI_Scatter through obc's
+ * personalised collectives (obc_alltoall, obc_gather, obc_scatter). Built
+ * only with -DOBC_MPI_PERSONAL=ON (mpi/CMakeLists.txt): until libobc
+ * implements those three calls, the layer leaves these MPI calls alone and
+ * MPI serves them. Bytes, as in mpi_coll.c: any datatype, the same decision
+ * on every rank.
+ */
+#include "mpi_layer.h"
+
+OBC_MPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    obc_comm_t *oc = obc__mpi_comm(comm);
+    struct obc__mpi_view s;
+    struct obc__mpi_view v;
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    if (oc == NULL) {
+        obc__mpi_count_passed();
+        return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+    obc__mpi_count_served();
+    int nranks = obc_comm_size(oc);
+    int rc = obc__mpi_view_open(&v, recvbuf, recvcount * nranks, recvtype, in_place, comm);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    size_t block = v.nbytes / (size_t)nranks;
+    if (in_place) {
+        obc_result_t r = obc_alltoall(v.bytes, v.bytes, block, OBC_UINT8, oc);
+        return obc__mpi_finish(comm, "MPI_Alltoall", oc, r, NULL, &v, recvcount * nranks);
+    }
+    rc = obc__mpi_view_open(&s, sendbuf, sendcount * nranks, sendtype, true, comm);
+    if (rc != MPI_SUCCESS) {
+        obc__mpi_view_close(&v, false, 0, comm);
+        return rc;
+    }
+    obc_result_t r = obc_alltoall(s.bytes, v.bytes, block, OBC_UINT8, oc);
+    return obc__mpi_finish(comm, "MPI_Alltoall", oc, r, &s, &v, recvcount * nranks);
+}
+
+/* The root's MPI_IN_PLACE: its own block already lies in recvbuf, which is
+ * obc's sendbuf == recvbuf on the root. */
+OBC_MPI_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                              MPI_Comm comm)
+{
+    obc_comm_t *oc = obc__mpi_comm(comm);
+    struct obc__mpi_view s;
+    struct obc__mpi_view v;
+    if (oc == NULL) {
+        obc__mpi_count_passed();
+        return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    }
+    obc__mpi_count_served();
+    int nranks = obc_comm_size(oc);
+    bool is_root = obc_comm_rank(oc) == root;
+    if (!is_root) {
+        int rc = obc__mpi_view_open(&s, sendbuf, sendcount, sendtype, true, comm);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        obc_result_t r = obc_gather(s.bytes, NULL, s.nbytes, OBC_UINT8, root, oc);
+        return obc__mpi_finish(comm, "MPI_Gather", oc, r, &s, NULL, 0);
+    }
+    bool in_place = sendbuf == MPI_IN_PLACE;
+    int rc = obc__mpi_view_open(&v, recvbuf, recvcount * nranks, recvtype, in_place, comm);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    size_t block = v.nbytes / (size_t)nranks;
+    if (in_place) {
+        obc_result_t r = obc_gather(v.bytes, v.bytes, block, OBC_UINT8, root, oc);
+        return obc__mpi_finish(comm, "MPI_Gather", oc, r, NULL, &v, recvcount * nranks);
+    }
+    rc = obc__mpi_view_open(&s, sendbuf, sendcount, sendtype, true, comm);
+    if (rc != MPI_SUCCESS) {
+        obc__mpi_view_close(&v, false, 0, comm);
+        return rc;
+    }
+    obc_result_t r = obc_gather(s.bytes, v.bytes, block, OBC_UINT8, root, oc);
+    return obc__mpi_finish(comm, "MPI_Gather", oc, r, &s, &v, recvcount * nranks);
+}
+
+/* The root's MPI_IN_PLACE (as recvbuf): its own block stays in sendbuf,
+ * obc's sendbuf == recvbuf on the root. */
+OBC_MPI_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                               MPI_Comm comm)
+{
+    obc_comm_t *oc = obc__mpi_comm(comm);
+    struct obc__mpi_view s;
+    struct obc__mpi_view v;
+    if (oc == NULL) {
+        obc__mpi_count_passed();
+        return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    }
+    obc__mpi_count_served();
+    int nranks = obc_comm_size(oc);
+    bool is_root = obc_comm_rank(oc) == root;
+    if (!is_root) {
+        int rc = obc__mpi_view_open(&v, recvbuf, recvcount, recvtype, false, comm);
+        if (rc != MPI_SUCCESS) {
+            return rc;
+        }
+        obc_result_t r = obc_scatter(NULL, v.bytes, v.nbytes, OBC_UINT8, root, oc);
+        return obc__mpi_finish(comm, "MPI_Scatter", oc, r, NULL, &v, recvcount);
+    }
+    int rc = obc__mpi_view_open(&s, sendbuf, sendcount * nranks, sendtype, true, comm);
+    if (rc != MPI_SUCCESS) {
+        return rc;
+    }
+    size_t block = s.nbytes / (size_t)nranks;
+    if (recvbuf == MPI_IN_PLACE) {
+        obc_result_t r = obc_scatter(s.bytes, s.bytes, block, OBC_UINT8, root, oc);
+        return obc__mpi_finish(comm, "MPI_Scatter", oc, r, &s, NULL, 0);
+    }
+    rc = obc__mpi_view_open(&v, recvbuf, recvcount, recvtype, false, comm);
+    if (rc != MPI_SUCCESS) {
+        obc__mpi_view_close(&s, false, 0, comm);
+        return rc;
+    }
+    obc_result_t r = obc_scatter(s.bytes, v.bytes, block, OBC_UINT8, root, oc);
+    return obc__mpi_finish(comm, "MPI_Scatter", oc, r, &s, &v, recvcount);
+}
