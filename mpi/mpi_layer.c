@@ -162,6 +162,17 @@ obc_comm_t *obc__mpi_comm(MPI_Comm comm)
     return e->oc;
 }
 
+static bool other_code(const char *msg, int *code)
+{
+    char back[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    int cls = MPI_SUCCESS;
+    return PMPI_Add_error_code(MPI_ERR_OTHER, code) == MPI_SUCCESS &&
+        PMPI_Add_error_string(*code, msg) == MPI_SUCCESS &&
+        PMPI_Error_class(*code, &cls) == MPI_SUCCESS && cls == MPI_ERR_OTHER &&
+        PMPI_Error_string(*code, back, &len) == MPI_SUCCESS && strcmp(back, msg) == 0;
+}
+
 int obc__mpi_fail(MPI_Comm comm, const char *call, obc_comm_t *oc, obc_result_t r)
 {
     char msg[MPI_MAX_ERROR_STRING];
@@ -172,9 +183,10 @@ int obc__mpi_fail(MPI_Comm comm, const char *call, obc_comm_t *oc, obc_result_t 
              obc_result_name(r), obc_comm_last_error(oc));
     fprintf(stderr, "%s\n", msg);
     /* A code of class MPI_ERR_OTHER carrying the text, so MPI_Error_string
-     * and the fatal handler's output say what happened. */
-    if (PMPI_Add_error_code(MPI_ERR_OTHER, &code) != MPI_SUCCESS ||
-        PMPI_Add_error_string(code, msg) != MPI_SUCCESS) {
+     * and the fatal handler's output say what happened. Open MPI allows such
+     * a code; MPICH 4.0 accepts the calls but then reads the code as one of
+     * its own, so the code is kept only if it reads back as written. */
+    if (!other_code(msg, &code)) {
         code = MPI_ERR_OTHER;
     }
     PMPI_Comm_call_errhandler(comm, code);

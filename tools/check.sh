@@ -5,7 +5,10 @@
 #  2. layers: a folder of src/ includes only the headers its layer may use
 #     (STYLE.md: api -> setup -> engine -> algo -> transport.h, arena.h -> platform,
 #     core; setup also wires bootstrap, and core is the ground floor);
-#  3. getenv: only src/core/config.c reads the environment.
+#  3. getenv: only src/core/config.c reads the environment;
+#  4. mpi/ (the MPI drop-in layer, a library of its own): its files include
+#     only obc.h, mpi.h and its own mpi_layer.h, and only mpi/mpi_env.c reads
+#     the environment.
 set -u
 cd "$(dirname "$0")/.."
 fail=0
@@ -72,6 +75,27 @@ done
 getenv_users=$(git grep -l 'getenv(' -- 'src/*.c' | grep -v '^src/core/config.c$')
 if [ -n "$getenv_users" ]; then
     echo "check: getenv outside src/core/config.c: $getenv_users"
+    fail=1
+fi
+
+for f in $(git ls-files 'mpi/*.c' 'mpi/*.h'); do
+    for inc in $(grep -o '#include "[^"]*"' "$f" | sed 's/#include "\(.*\)"/\1/'); do
+        case $inc in
+        obc.h | mpi_layer.h) ;;
+        *)
+            echo "check: $f includes \"$inc\"; the MPI layer uses obc.h, <mpi.h> and mpi_layer.h only"
+            fail=1
+            ;;
+        esac
+    done
+    if grep -q '#include <\(core\|engine\|algo\|transport\|bootstrap\|platform\|setup\|api\)/' "$f"; then
+        echo "check: $f uses library internals"
+        fail=1
+    fi
+done
+mpi_getenv=$(git grep -l 'getenv(' -- 'mpi/*.c' | grep -v '^mpi/mpi_env.c$')
+if [ -n "$mpi_getenv" ]; then
+    echo "check: getenv in the MPI layer outside mpi/mpi_env.c: $mpi_getenv"
     fail=1
 fi
 

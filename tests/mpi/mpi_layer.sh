@@ -1,0 +1,106 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# mpi_layer.sh KIND MPIRUN PROG LAYER NRANKS PERSONAL MODE... - run the MPI
+# program PROG (mpi_layer_check or a script) under MPIRUN at NRANKS ranks,
+# once per MODE:
+#   layer  LD_PRELOAD=LAYER, OBC_MPI_REPORT=1: PROG must pass, and the
+#          layer's line must say it served exactly the calls PROG says it
+#          should have (the Alltoall/Gather/Scatter ones too when PERSONAL is
+#          ON) and passed the rest: the served calls went through obc;
+#   off    the same with OBC_MPI=0: everything passed to MPI;
+#   plain  no layer: PROG passes on MPI alone (its checks are MPI's answers);
+#   fault  PROG is mpi_fault, whose last rank kills itself: the launcher is
+#          told not to end the job at once, and every survivor must report
+#          MPI_ERR_OTHER from its MPI_Allreduce within 30 s (the layer sets no
+#          timeout) with the layer's message naming the lost rank.
+# KIND is openmpi or mpich (their launchers spell options differently).
+kind=$1 mpirun=$2 prog=$3 layer=$4 n=$5 personal=$6
+shift 6
+out=$(mktemp) || exit 1
+trap 'rm -f "$out"' EXIT
+# Variables of obcrun and torchrun must not reach the ranks' libobc.
+unset OBC_RANK OBC_NRANKS OBC_BOOTSTRAP RANK WORLD_SIZE
+limit=$((120 * ${OBC_TEST_TIMEOUT_MULTIPLIER:-1}))
+
+run() { # run MODE
+    case $kind in
+    openmpi)
+        set -- --allow-run-as-root --oversubscribe -n "$n"
+        [ "$mode" = plain ] || set -- "$@" -x LD_PRELOAD="$layer" -x OBC_MPI_REPORT=1
+        [ "$mode" = off ] && set -- "$@" -x OBC_MPI=0
+        [ "$mode" = fault ] && set -- --enable-recovery "$@"
+        ;;
+    mpich)
+        set -- -n "$n"
+        [ "$mode" = plain ] || set -- "$@" -genv LD_PRELOAD "$layer" -genv OBC_MPI_REPORT 1
+        [ "$mode" = off ] && set -- "$@" -genv OBC_MPI 0
+        [ "$mode" = fault ] && set -- -disable-auto-cleanup "$@"
+        ;;
+    *)
+        echo "mpi_layer: unknown kind $kind"
+        exit 2
+        ;;
+    esac
+    timeout -k 5 "$limit" "$mpirun" "$@" $prog >"$out" 2>&1
+}
+
+for mode in "$@"; do
+    start=$(date +%s)
+    run
+    rc=$?
+    if [ "$mode" = fault ]; then
+        lost=$((n - 1))
+        r=0
+        while [ $r -lt $lost ]; do
+            if ! grep -q "^mpi_fault: rank $r: MPI_ERR_OTHER after \([0-9]\|[12][0-9]\)\.[0-9] s" "$out" ||
+                ! grep -q "obc-mpi: MPI_Allreduce failed on rank $r: OBC_ERR_PEER_LOST: rank $lost " "$out"; then
+                cat "$out"
+                echo "mpi_fault: rank $r did not report MPI_ERR_OTHER naming rank $lost within 30 s"
+                exit 1
+            fi
+            r=$((r + 1))
+        done
+        echo "mpi_layer: $kind fault at $n ranks: ok, every survivor reported rank $lost lost ($(($(date +%s) - start)) s)"
+        continue
+    fi
+    if [ $rc -ne 0 ]; then
+        cat "$out"
+        echo "mpi_layer: $kind $mode at $n ranks: exit status $rc"
+        exit 1
+    fi
+    expect=$(sed -n 's/^.*expect served \([0-9]*\) passed \([0-9]*\) personal \([0-9]*\)$/\1 \2 \3/p' "$out")
+    got=$(sed -n 's/^obc-mpi: served \([0-9]*\) calls through obc, passed \([0-9]*\) to MPI$/\1 \2/p' "$out")
+    if [ -z "$expect" ]; then
+        cat "$out"
+        echo "mpi_layer: $prog printed no 'expect served N passed M personal P' line"
+        exit 1
+    fi
+    set -- $expect
+    s=$1 p=$2 q=$3
+    case $mode in
+    layer)
+        # without OBC_MPI_PERSONAL the layer does not define those three
+        # calls: MPI takes them directly and the layer never counts them
+        if [ "$personal" = ON ]; then
+            want="$((s + q)) $p"
+        else
+            want="$s $p"
+        fi
+        ;;
+    off)
+        if [ "$personal" = ON ]; then
+            want="0 $((s + p + q))"
+        else
+            want="0 $((s + p))"
+        fi
+        ;;
+    plain) want="" ;;
+    esac
+    if [ "$got" != "$want" ]; then
+        cat "$out"
+        echo "mpi_layer: $kind $mode at $n ranks: the layer reports '${got:-no line}', expected '${want:-no line}' (served, passed)"
+        exit 1
+    fi
+    grep -v '^obc-mpi: served' "$out" | grep -q . && grep -v 'expect served' "$out" | tail -n 3
+    echo "mpi_layer: $kind $mode at $n ranks: ok, served/passed '${got:-no layer}' ($(($(date +%s) - start)) s)"
+done
