@@ -15,6 +15,9 @@
 #include "core/mem.h"
 #include "core/status.h"
 
+/* A rank's machine identity as bootstrap round 1 carries it (setup_impl.h). */
+#define OBC_COMM_HOST_ID_BYTES 96
+
 struct obc__arena;
 struct obc__p2p;
 struct obc__engine;
@@ -26,6 +29,9 @@ struct obc_comm {
     struct obc__err err;
     char last_error[OBC_ERR_MSG_BYTES]; /* snapshot returned by obc_comm_last_error */
     struct obc__host_layout layout; /* filled by setup, from the bootstrap */
+    /* This rank's machine identity as it sent it in round 1: a child made by
+     * obc_comm_split sends the same, so its machines are its parent's. */
+    char host_id[OBC_COMM_HOST_ID_BYTES];
     struct obc__arena *arena;
     struct obc__p2p *p2p;
     struct obc__engine *engine;

@@ -97,6 +97,11 @@ void obc__log_set_rank(int rank)
     atomic_store_explicit(&log_rank, rank, memory_order_relaxed);
 }
 
+int obc__log_rank(void)
+{
+    return atomic_load_explicit(&log_rank, memory_order_relaxed);
+}
+
 static const char *level_name(int level)
 {
     return level == OBC_LOG_LEVEL_WARN ? "WARN" : level == OBC_LOG_LEVEL_INFO ? "INFO" : "TRACE";

@@ -23,6 +23,8 @@ extern unsigned obc__log_subsys_mask;
 
 void obc__log_init(void);
 void obc__log_set_rank(int rank);
+/* The rank the prefix shows now (-1 before any communicator). */
+int obc__log_rank(void);
 void obc__log_write(int level, unsigned subsys, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 

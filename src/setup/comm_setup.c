@@ -12,6 +12,7 @@
  */
 #include "setup/setup.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,7 +30,8 @@
 #define P2P_DRAIN_MAX_NS 10000000000ll
 
 /* Round 1, the layout it gives, and the transports built on it. */
-static obc_result_t assemble(struct obc_comm *c, struct obc__boot *boot)
+static obc_result_t assemble(struct obc_comm *c, struct obc__boot *boot,
+                             const struct obc__setup_origin *origin)
 {
     obc_result_t res;
     struct obc__setup_hello me, *hello = calloc((size_t)c->nranks, sizeof(*hello));
@@ -37,7 +39,14 @@ static obc_result_t assemble(struct obc_comm *c, struct obc__boot *boot)
     me.pid = (int32_t)getpid();
     res = hello != NULL ? OBC_SUCCESS : obc__err_set(&c->err, OBC_ERR_NO_MEMORY, "host table");
     OBC_CHECK_GOTO(res, res, out);
-    OBC_CHECK_GOTO(obc__host_layout_identity(&c->config, c->rank, me.host_id, &c->err), res, out);
+    if (origin != NULL) {
+        snprintf(me.host_id, sizeof(me.host_id), "%s", origin->host_id);
+        me.parent_host = origin->host_hint + 1;
+    } else {
+        res = obc__host_layout_identity(&c->config, c->rank, me.host_id, &c->err);
+        OBC_CHECK_GOTO(res, res, out);
+    }
+    memcpy(c->host_id, me.host_id, sizeof(c->host_id));
     OBC_CHECK_GOTO(obc__boot_allgather(boot, &me, sizeof(me), hello, &c->err), res, out);
     OBC_CHECK_GOTO(obc__host_layout_build(&c->layout, hello, c->rank, c->nranks,
                                           c->config.host_split, &c->err),
@@ -97,6 +106,14 @@ obc_result_t obc__setup_comm_create(const struct obc__config *cfg,
                                     const struct obc__boot_endpoint *ep, int rank, int nranks,
                                     struct obc_comm **out)
 {
+    return obc__setup_comm_create_at(cfg, ep, rank, nranks, NULL, out);
+}
+
+obc_result_t obc__setup_comm_create_at(const struct obc__config *cfg,
+                                       const struct obc__boot_endpoint *ep, int rank, int nranks,
+                                       const struct obc__setup_origin *origin,
+                                       struct obc_comm **out)
+{
     struct obc__boot *boot = NULL;
     struct obc_comm *c = NULL;
     *out = NULL;
@@ -104,7 +121,7 @@ obc_result_t obc__setup_comm_create(const struct obc__config *cfg,
     obc_result_t res =
         obc__boot_join(ep, rank, nranks, obc__config_timeout_ns(cfg->timeout_s), &boot, &c->err);
     if (res == OBC_SUCCESS) {
-        res = assemble(c, boot);
+        res = assemble(c, boot, origin);
     }
     obc__boot_close(boot);
     if (res == OBC_SUCCESS) {

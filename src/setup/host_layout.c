@@ -84,6 +84,27 @@ static void find_hosts(struct obc__host_layout *l, int split)
     l->nhosts = (l->nranks + split - 1) / split;
 }
 
+/* A child's hosts are its parent's (hello[].parent_host, 1 + the parent's
+ * host indices), renumbered by their lowest rank in the child. A parent's host
+ * never spans two machines, so neither does a child's. */
+static bool hosts_from_hints(struct obc__host_layout *l, const struct obc__setup_hello *all)
+{
+    for (int r = 0; r < l->nranks; r++) {
+        if (all[r].parent_host <= 0) {
+            return false;
+        }
+    }
+    l->nhosts = 0;
+    for (int r = 0; r < l->nranks; r++) {
+        int first = r;
+        for (int q = 0; q < r && first == r; q++) {
+            first = all[q].parent_host == all[r].parent_host ? q : r;
+        }
+        l->host_of[r] = first == r ? l->nhosts++ : l->host_of[first];
+    }
+    return true;
+}
+
 /* Every host's ranks, in ascending order (a counting sort by host), every
  * rank's index among them, and each host's head: the lowest of them. Every
  * host has a rank: hosts are numbered by their lowest rank, or by r / K. */
@@ -132,7 +153,9 @@ obc_result_t obc__host_layout_build(struct obc__host_layout *l,
     l->members = block + 5 * n;
     l->host_start = block + 6 * n;
     find_machines(l, hello);
-    find_hosts(l, host_split);
+    if (!hosts_from_hints(l, hello)) {
+        find_hosts(l, host_split);
+    }
     group_hosts(l);
     return OBC_SUCCESS;
 }

@@ -9,19 +9,37 @@
 #include "bootstrap/bootstrap.h"
 #include "core/comm.h"
 
-#define OBC_SETUP_HOST_ID_BYTES 96
+#define OBC_SETUP_HOST_ID_BYTES OBC_COMM_HOST_ID_BYTES
 
-/* Bootstrap round 1, from every rank: its host identity and pid. */
+/* Bootstrap round 1, from every rank: its host identity, pid and, for a
+ * child of obc_comm_split, the host its parent puts it on. */
 struct obc__setup_hello {
     char host_id[OBC_SETUP_HOST_ID_BYTES];
     int32_t pid;
+    int32_t parent_host; /* 1 + the host's index in the parent; 0: no parent */
 };
+
+/* Where a rank of a child communicator runs, as its parent knows it: the
+ * child does not work out its hosts again from its own ranks (OBC_HOST_ID
+ * and OBC_HOST_SPLIT speak of the parent's ranks). */
+struct obc__setup_origin {
+    const char *host_id; /* the parent's round-1 identity of this rank */
+    int host_hint; /* this rank's host index in the parent */
+};
+
+/* obc__setup_comm_create, for a rank whose place is origin's (NULL: work it
+ * out from cfg, as for a communicator made from the environment). */
+obc_result_t obc__setup_comm_create_at(const struct obc__config *cfg,
+                                       const struct obc__boot_endpoint *ep, int rank, int nranks,
+                                       const struct obc__setup_origin *origin,
+                                       struct obc_comm **out);
 
 /* This rank's host identity: OBC_HOST_ID's (testing), or the machine's. */
 obc_result_t obc__host_layout_identity(const struct obc__config *cfg, int rank, char *out,
                                        struct obc__err *err);
 /* Work out l from round 1 (hello[nranks]) and OBC_HOST_SPLIT (host_split,
- * 0 = off). On failure l holds nothing to free. */
+ * 0 = off); when every rank has a parent_host (a child), the hints are the
+ * hosts and host_split is not used. On failure l holds nothing to free. */
 obc_result_t obc__host_layout_build(struct obc__host_layout *l,
                                     const struct obc__setup_hello *hello, int rank, int nranks,
                                     int host_split, struct obc__err *err);
