@@ -23,12 +23,14 @@ from . import model as _model
 from . import objects as _objects
 
 __version__ = _native.version()
+UNDEFINED = _native.UNDEFINED  # Communicator.split's color for "no new communicator"
 
 __all__ = [
     "init", "destroy", "is_initialized", "default_comm", "get_rank", "get_world_size",
     "broadcast", "empty", "all_reduce", "reduce", "all_gather", "reduce_scatter", "barrier",
     "broadcast_object", "all_gather_object", "sync_module", "check_consistency",
     "GradientAverager", "Communicator", "Work", "ReduceOp", "get_unique_id", "group",
+    "UNDEFINED",
     "ObcError", "InvalidArgument", "NoMemory", "SystemCallError", "Timeout", "PeerLost",
     "Mismatch", "Aborted", "AuthError", "ProtocolError", "InternalError",
 ]

@@ -69,6 +69,8 @@ _proto("obc_comm_abort", _int, _p)
 _proto("obc_comm_rank", _int, _p)
 _proto("obc_comm_size", _int, _p)
 _proto("obc_comm_set_timeout", _int, _p, _c.c_double)
+_proto("obc_comm_split", _int, _p, _int, _int, _pp)
+_proto("obc_comm_dup", _int, _p, _pp)
 _proto("obc_broadcast", _int, _p, _p, _sz, _int, _int, _p)
 _proto("obc_ibroadcast", _int, _p, _p, _sz, _int, _int, _p, _pp)
 _proto("obc_broadcast_as", _int, _p, _p, _sz, _int, _int, _int, _p)
@@ -100,6 +102,7 @@ _proto("obc_dtype_size", _sz, _int)
 _proto("obc_version", _c.c_char_p)
 
 UNIQUE_ID_BYTES = 128
+UNDEFINED = -1  # OBC_UNDEFINED: the color of a rank that joins no new communicator
 
 
 def _result_codes():

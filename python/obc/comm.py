@@ -4,6 +4,7 @@ and CPU torch tensors, in place and zero-copy, shaped like
 torch.distributed (src/dst, op=ReduceOp.SUM, async_op=True -> Work)."""
 import ctypes
 import enum
+import operator
 import threading
 import weakref
 from contextlib import contextmanager
@@ -136,6 +137,47 @@ class Communicator:
 
     def last_error(self):
         return N.last_error(self._handle) if self._handle is not None else ""
+
+    # -- sub-communicators -------------------------------------------------
+    @classmethod
+    def _adopt(cls, handle):
+        """A Communicator around a handle the library made (split, dup)."""
+        self = cls.__new__(cls)
+        self._handle = handle
+        self.rank = N.lib.obc_comm_rank(handle)
+        self.size = N.lib.obc_comm_size(handle)
+        return self
+
+    def split(self, color, key=0):
+        """Collective over this communicator (as obc_comm_split): the ranks
+        that pass the same color (an int >= 0) form a new Communicator,
+        ranked by (key, rank here); color None or obc.UNDEFINED joins none
+        and returns None. The new one is independent: its own timeout
+        (this one's, as set now) and failure domain; destroy it on its
+        own, before or after this one."""
+        if color is None:
+            color = N.UNDEFINED
+        try:
+            color, key = operator.index(color), operator.index(key)
+        except TypeError:
+            raise TypeError(f"split: color and key must be ints, not {color!r} and {key!r}") \
+                from None
+        if not -2**31 <= key < 2**31 or color >= 2**31:
+            raise ValueError(f"split: color {color} or key {key} does not fit a C int")
+        if color < 0 and color != N.UNDEFINED:
+            raise ValueError(f"split: color {color} is negative (use None or obc.UNDEFINED "
+                             f"to join no new communicator)")
+        handle = ctypes.c_void_p()
+        N.check(N.lib.obc_comm_split(self._h(), color, key, ctypes.byref(handle)),
+                self._handle, "split")
+        return Communicator._adopt(handle) if handle.value else None
+
+    def dup(self):
+        """A new Communicator over the same ranks in the same order
+        (collective, as obc_comm_dup)."""
+        handle = ctypes.c_void_p()
+        N.check(N.lib.obc_comm_dup(self._h(), ctypes.byref(handle)), self._handle, "dup")
+        return Communicator._adopt(handle)
 
     def __enter__(self):
         return self
