@@ -465,11 +465,23 @@ OBC_API obc_result_t obc_comm_algorithm_forced(const obc_comm_t *comm, obc_coll_
  * obc_comm_split - collective over comm: ranks that pass the same color form
  * one new communicator, ordered by (key, rank in comm); color OBC_UNDEFINED
  * gives *newcomm = NULL. The child is independent of its parent: its own
- * sequence numbers, its timeout (inherited from comm), its failure domain.
- * Destroy it with obc_comm_destroy (before or after the parent).
+ * sequence numbers, its timeout (comm's as set now), its host arena and
+ * links, its failure domain (a timeout, mismatch or abort in the child
+ * leaves comm usable; a rank that dies fails every communicator that next
+ * needs it). Its hosts are comm's (OBC_HOST_ID=rank/K and OBC_HOST_SPLIT
+ * speak of comm's ranks). Messages of the child name ranks by their rank
+ * in the child (OBC_DEBUG=INFO logs which rank of comm each one is).
+ * Destroy it with obc_comm_destroy, before or after comm; it may be split
+ * again. Counts as two collectives on comm; blocks until this rank's child
+ * is assembled (or comm's timeout). Thread safety as for the collectives.
+ * Returns OBC_ERR_INVALID_ARG (NULL comm or newcomm, color < 0 other than
+ * OBC_UNDEFINED, inside obc_group_start/end) before any communication;
+ * OBC_ERR_ABORTED on a broken comm; else the code of the failure, with
+ * comm's obc_comm_last_error saying what it was. docs/subcomm.md.
  */
 OBC_API obc_result_t obc_comm_split(obc_comm_t *comm, int color, int key, obc_comm_t **newcomm);
-/* obc_comm_dup - obc_comm_split with one color and key = rank. */
+/* obc_comm_dup - obc_comm_split with one color and key = rank: the same ranks
+ * in the same order, as an independent communicator. */
 OBC_API obc_result_t obc_comm_dup(obc_comm_t *comm, obc_comm_t **newcomm);
 
 /*

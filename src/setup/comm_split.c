@@ -30,8 +30,8 @@
 
 /* One allgather over the parent, through its engine (in issue order with
  * the parent's other calls, like any blocking collective). */
-static obc_result_t parent_allgather(struct obc_comm *p, const void *mine, void *all,
-                                     size_t count, obc_dtype_t dtype)
+static obc_result_t parent_allgather(struct obc_comm *p, const void *mine, void *all, size_t count,
+                                     obc_dtype_t dtype)
 {
     struct obc__op op;
     memset(&op, 0, sizeof(op));
@@ -109,9 +109,24 @@ static obc_result_t build_child(struct obc_comm *p, const obc_unique_id_t *id, i
         obc__err_set(&p->err, res, "obc_comm_split: color %d: %s", color, obc__err_thread_msg());
         return res;
     }
-    OBC_INFO(OBC_LOG_INIT, "split: color %d: rank %d of %d in the new communicator", color, crank,
-             n);
     return OBC_SUCCESS;
+}
+
+/* The child's messages name its own ranks: say once which parent rank each
+ * one is (INFO). */
+static void log_members(int color, int crank, const int *members, int n)
+{
+    char list[256];
+    size_t len = 0;
+    for (int i = 0; i < n && len < sizeof(list) - 16; i++) {
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", i ? " " : "", members[i]);
+    }
+    if (len >= sizeof(list) - 16) {
+        snprintf(list + len, sizeof(list) - len, " ...");
+    }
+    OBC_INFO(OBC_LOG_INIT,
+             "split: color %d: this rank is rank %d of %d; the child's ranks are parent ranks %s",
+             color, crank, n, list);
 }
 
 obc_result_t obc__setup_comm_split(struct obc_comm *parent, int color, int key,
@@ -123,8 +138,8 @@ obc_result_t obc__setup_comm_split(struct obc_comm *parent, int color, int key,
     int *members = malloc(sizeof(int) * (size_t)nranks);
     obc_unique_id_t id, *ids = malloc(sizeof(*ids) * (size_t)nranks);
     obc_result_t res = ck && members && ids
-                           ? OBC_SUCCESS
-                           : obc__err_set(&parent->err, OBC_ERR_NO_MEMORY, "split tables");
+        ? OBC_SUCCESS
+        : obc__err_set(&parent->err, OBC_ERR_NO_MEMORY, "split tables");
     *out = NULL;
     OBC_CHECK_GOTO(res, res, out);
     OBC_CHECK_GOTO(parent_allgather(parent, mine, ck, 2, OBC_INT32), res, out);
@@ -142,6 +157,9 @@ obc_result_t obc__setup_comm_split(struct obc_comm *parent, int color, int key,
     OBC_CHECK_GOTO(served, res, out);
     if (crank >= 0) {
         res = build_child(parent, &ids[members[0]], crank, n, members[0], color, out);
+    }
+    if (res == OBC_SUCCESS && crank >= 0) {
+        log_members(color, crank, members, n);
     }
 out:
     free(ck);

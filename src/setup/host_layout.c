@@ -87,7 +87,7 @@ static void find_hosts(struct obc__host_layout *l, int split)
 /* A child's hosts are its parent's (hello[].parent_host, 1 + the parent's
  * host indices), renumbered by their lowest rank in the child. A parent's host
  * never spans two machines, so neither does a child's. */
-static bool hosts_from_hints(struct obc__host_layout *l, const struct obc__setup_hello *all)
+static bool hosts_from_parent(struct obc__host_layout *l, const struct obc__setup_hello *all)
 {
     for (int r = 0; r < l->nranks; r++) {
         if (all[r].parent_host <= 0) {
@@ -153,7 +153,7 @@ obc_result_t obc__host_layout_build(struct obc__host_layout *l,
     l->members = block + 5 * n;
     l->host_start = block + 6 * n;
     find_machines(l, hello);
-    if (!hosts_from_hints(l, hello)) {
+    if (!hosts_from_parent(l, hello)) {
         find_hosts(l, host_split);
     }
     group_hosts(l);

@@ -43,8 +43,7 @@ static obc_comm_t *split_parity(obc_comm_t *world, int rank)
     return child;
 }
 
-static int killed_main(obc_comm_t *world, int rank, int nranks, struct obct_report *self,
-                       void *arg)
+static int killed_main(obc_comm_t *world, int rank, int nranks, struct obct_report *self, void *arg)
 {
     struct obct_buf buf;
     obc_result_t rc = OBC_SUCCESS;
@@ -71,7 +70,8 @@ static int killed_main(obc_comm_t *world, int rank, int nranks, struct obct_repo
     double t = obct_now();
     self->rc_after = obc_barrier(world);
     self->after_s = obct_now() - t;
-    if (self->rc_after == OBC_ERR_PEER_LOST && !obct_msg_names_rank(obc_comm_last_error(world), 3)) {
+    if (self->rc_after == OBC_ERR_PEER_LOST &&
+        !obct_msg_names_rank(obc_comm_last_error(world), 3)) {
         OBCT_LOG("parent barrier: PEER_LOST without naming world rank 3: %s",
                  obc_comm_last_error(world));
         self->rc_after = OBC_ERR_INTERNAL;
@@ -105,8 +105,8 @@ static void run_killed(void)
         OBCT_CHECK_EQ_INT(obct_exit_code(&job, r), 0);
         printf("split_fault: killed: world rank %d: child %s after %.3f s (\"%s\"), %g failures; "
                "parent barrier %s in %.3f s\n",
-               r, obct_rc_name(rep->rc), r % 2 ? rep->t_event - t_kill : 0.0, rep->msg,
-               rep->value, obct_rc_name(rep->rc_after), rep->after_s);
+               r, obct_rc_name(rep->rc), r % 2 ? rep->t_event - t_kill : 0.0, rep->msg, rep->value,
+               obct_rc_name(rep->rc_after), rep->after_s);
         if (r % 2 == 1) {
             OBCT_CHECK(rep->rc == OBC_ERR_PEER_LOST || rep->rc == OBC_ERR_ABORTED);
             OBCT_CHECK_LE_DBL(rep->t_event - t_kill, 2.0 * obct_time_scale());
@@ -121,8 +121,7 @@ static void run_killed(void)
     obct_job_free(&job);
 }
 
-static int domain_main(obc_comm_t *world, int rank, int nranks, struct obct_report *self,
-                       void *arg)
+static int domain_main(obc_comm_t *world, int rank, int nranks, struct obct_report *self, void *arg)
 {
     unsigned char small[64] = {0};
     int64_t v = 1;
