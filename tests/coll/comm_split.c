@@ -230,12 +230,19 @@ static void split_and_check(obc_comm_t *comm, const int *ids, int n, size_t p, i
     OBCT_OK(obc_comm_destroy(child), NULL);
 }
 
-/* dup, and a child that outlives the communicator it was split from. */
+/* dup (behind a pending parent op), and a child that outlives the
+ * communicator it was split from. */
 static void dup_and_outlive(obc_comm_t *world, const int *ids)
 {
     obc_comm_t *d = NULL, *c = NULL;
     int members[MAXR], crank;
+    /* A dup issued behind a pending parent op runs after it, on every rank. */
+    int64_t one = 1;
+    obc_request_t *req = NULL;
+    OBCT_OK(obc_iallreduce(&one, &one, 1, OBC_INT64, OBC_SUM, world, &req), world);
     OBCT_OK(obc_comm_dup(world, &d), world);
+    OBCT_OK(obc_wait(req), world);
+    OBCT_EQ_INT(one, g_nranks);
     verify_child("dup", d, ids, g_nranks, g_rank, world, g_nranks);
     OBCT_OK(obc_comm_split(d, g_rank % 2, -g_rank, &c), d);
     int m = expect_members(parity_negative, g_nranks, g_rank, ids, members, &crank);
