@@ -91,6 +91,36 @@ static void split_ignored_across_machines(void **state)
     obc__host_layout_fini(&l);
 }
 
+/* A child of parent ranks {1, 2, 3, 5} under OBC_HOST_SPLIT=2 on one
+ * machine: its hosts are the parent's (1, 1, 2, 2 -> parent hosts 0, 1, 1,
+ * 2), not cuts of its own ranks, and its own host_split is not applied. */
+static void hosts_from_parent(void **state)
+{
+    (void)state;
+    struct obc__setup_hello hello[MAX_RANKS];
+    struct obc__host_layout l;
+    const int parent_host[] = {0, 1, 1, 2};
+    make_hello(hello, "AAAA", 4);
+    for (int r = 0; r < 4; r++) {
+        hello[r].parent_host = parent_host[r] + 1;
+    }
+    assert_int_equal(obc__host_layout_build(&l, hello, 1, 4, 2, NULL), OBC_SUCCESS);
+    assert_int_equal(l.machines, 1);
+    assert_int_equal(l.nhosts, 3);
+    assert_ints(l.host_of, (const int[]){0, 1, 1, 2}, 4);
+    assert_ints(l.head, (const int[]){0, 1, 3}, 3);
+    assert_ints(l.host_index, (const int[]){0, 0, 1, 0}, 4);
+    obc__host_layout_fini(&l);
+    /* Parent hosts 5 and 2 (the child's order differs): numbered by lowest child rank. */
+    make_hello(hello, "AB", 2);
+    hello[0].parent_host = 6;
+    hello[1].parent_host = 3;
+    assert_int_equal(obc__host_layout_build(&l, hello, 0, 2, 0, NULL), OBC_SUCCESS);
+    assert_int_equal(l.machines, 2);
+    assert_ints(l.host_of, (const int[]){0, 1}, 2);
+    obc__host_layout_fini(&l);
+}
+
 static void identity_from_config(void **state)
 {
     (void)state;
@@ -107,9 +137,8 @@ static void identity_from_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(machines_interleaved),
-        cmocka_unit_test(split_one_machine),
-        cmocka_unit_test(split_ignored_across_machines),
+        cmocka_unit_test(machines_interleaved),          cmocka_unit_test(split_one_machine),
+        cmocka_unit_test(split_ignored_across_machines), cmocka_unit_test(hosts_from_parent),
         cmocka_unit_test(identity_from_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
