@@ -472,8 +472,11 @@ OBC_API obc_result_t obc_comm_algorithm_forced(const obc_comm_t *comm, obc_coll_
  * speak of comm's ranks). Messages of the child name ranks by their rank
  * in the child (OBC_DEBUG=INFO logs which rank of comm each one is).
  * Destroy it with obc_comm_destroy, before or after comm; it may be split
- * again. Counts as two collectives on comm; blocks until this rank's child
- * is assembled (or comm's timeout). Thread safety as for the collectives.
+ * again. Counts as six collectives on comm (the child's setup travels
+ * through comm: it needs no rendezvous server of its own); blocks
+ * until this rank's child is assembled, or comm's timeout, or comm breaks
+ * (a rank that dies or stalls inside obc_comm_split is a failure of comm,
+ * as in any collective on it). Thread safety as for the collectives.
  * Returns OBC_ERR_INVALID_ARG (NULL comm or newcomm, color < 0 other than
  * OBC_UNDEFINED, inside obc_group_start/end) before any communication;
  * OBC_ERR_ABORTED on a broken comm; else the code of the failure, with

@@ -2,7 +2,8 @@
 /*
  * boot_client.c - a rank's side of the rendezvous: connect (retrying while
  * the host rank is still starting), authenticate, and run allgather rounds.
- * Every reply is validated before its payload is used.
+ * Every reply is validated before its payload is used. A carried rendezvous
+ * (obc__boot_join_carried) hands its rounds to the carrier instead.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@ struct obc__boot {
     uint32_t round;
     int64_t timeout_ns;
     char where[80];
+    const struct obc__boot_carrier *carrier; /* NULL: the TCP rendezvous at fd */
 };
 
 static int connect_retrying(const struct obc__sockaddr *addr, int64_t deadline)
@@ -85,6 +87,21 @@ obc_result_t obc__boot_join(const struct obc__boot_endpoint *ep, int rank, int n
     return OBC_SUCCESS;
 }
 
+obc_result_t obc__boot_join_carried(const struct obc__boot_carrier *carrier, int rank, int nranks,
+                                    struct obc__boot **out, struct obc__err *err)
+{
+    struct obc__boot *b = calloc(1, sizeof(*b));
+    if (b == NULL) {
+        return obc__err_set(err, OBC_ERR_NO_MEMORY, "rendezvous client");
+    }
+    b->fd = -1;
+    b->rank = rank;
+    b->nranks = nranks;
+    b->carrier = carrier;
+    *out = b;
+    return OBC_SUCCESS;
+}
+
 static obc_result_t read_error(struct obc__boot *b, const struct boot_hdr *h, int64_t deadline,
                                struct obc__err *err)
 {
@@ -112,6 +129,11 @@ obc_result_t obc__boot_allgather(struct obc__boot *b, const void *mine, size_t n
     const char *problem;
     if (nbytes > OBC_BOOT_MAX_BLOB) {
         return obc__err_set(err, OBC_ERR_INTERNAL, "bootstrap blob of %zu bytes", nbytes);
+    }
+    if (b->carrier != NULL) {
+        obc_result_t res = b->carrier->allgather(b->carrier->ctx, mine, nbytes, all, err);
+        b->round += res == OBC_SUCCESS;
+        return res;
     }
     if (obc__sock_send_all(b->fd, &h, sizeof(h), deadline) != 0 ||
         obc__sock_send_all(b->fd, mine, nbytes, deadline) != 0) {
@@ -147,12 +169,27 @@ obc_result_t obc__boot_allgather(struct obc__boot *b, const void *mine, size_t n
 
 int obc__boot_local_ip(const struct obc__boot *b, char *out, size_t nbytes)
 {
+    if (b->carrier != NULL) {
+        const char *ip = b->carrier->local_ip;
+        if (ip == NULL || ip[0] == '\0' || strlen(ip) >= nbytes) {
+            return -1;
+        }
+        snprintf(out, nbytes, "%s", ip);
+        return 0;
+    }
     return obc__sock_local_ip(b->fd, out, nbytes);
 }
 
 void obc__boot_close(struct obc__boot *b)
 {
     if (b == NULL) {
+        return;
+    }
+    if (b->carrier != NULL) {
+        if (b->carrier->finish != NULL) {
+            b->carrier->finish(b->carrier->ctx);
+        }
+        free(b);
         return;
     }
     struct boot_hdr h = {BOOT_MAGIC, BOOT_VERSION, BOOT_BYE, b->rank, b->nranks, b->round, 0};

@@ -43,6 +43,21 @@ obc_result_t obc__boot_serve(struct obc__boot_endpoint *ep, int nranks, int64_t 
 obc_result_t obc__boot_join(const struct obc__boot_endpoint *ep, int rank, int nranks,
                             int64_t timeout_ns, struct obc__boot **out, struct obc__err *err);
 
+/* A rendezvous whose rounds another channel carries (a child of
+ * obc_comm_split runs its rounds as allgathers over its parent): allgather
+ * runs one round exactly as obc__boot_allgather's contract says; finish,
+ * if set, is called once by obc__boot_close; local_ip ("" = none) is what
+ * obc__boot_local_ip answers. The carrier outlives the obc__boot. */
+struct obc__boot_carrier {
+    obc_result_t (*allgather)(void *ctx, const void *mine, size_t nbytes, void *all,
+                              struct obc__err *err);
+    void (*finish)(void *ctx);
+    void *ctx;
+    const char *local_ip;
+};
+obc_result_t obc__boot_join_carried(const struct obc__boot_carrier *carrier, int rank, int nranks,
+                                    struct obc__boot **out, struct obc__err *err);
+
 /* Collective over all ranks: every rank gives nbytes (same on all ranks,
  * <= OBC_BOOT_MAX_BLOB) and receives nranks * nbytes, ordered by rank. */
 obc_result_t obc__boot_allgather(struct obc__boot *b, const void *mine, size_t nbytes, void *all,

@@ -32,6 +32,9 @@ struct obc_comm {
     /* This rank's machine identity as it sent it in round 1: a child made by
      * obc_comm_split sends the same, so its machines are its parent's. */
     char host_id[OBC_COMM_HOST_ID_BYTES];
+    /* The address this rank reached its rendezvous from ("" if unknown): the
+     * TCP address setup picks by default, for this comm and its children. */
+    char boot_ip[64];
     struct obc__arena *arena;
     struct obc__p2p *p2p;
     struct obc__engine *engine;

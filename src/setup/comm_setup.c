@@ -106,21 +106,26 @@ obc_result_t obc__setup_comm_create(const struct obc__config *cfg,
                                     const struct obc__boot_endpoint *ep, int rank, int nranks,
                                     struct obc_comm **out)
 {
-    return obc__setup_comm_create_at(cfg, ep, rank, nranks, NULL, out);
+    return obc__setup_comm_create_at(cfg, ep, NULL, rank, nranks, NULL, out);
 }
 
 obc_result_t obc__setup_comm_create_at(const struct obc__config *cfg,
-                                       const struct obc__boot_endpoint *ep, int rank, int nranks,
-                                       const struct obc__setup_origin *origin,
+                                       const struct obc__boot_endpoint *ep,
+                                       const struct obc__boot_carrier *carrier, int rank,
+                                       int nranks, const struct obc__setup_origin *origin,
                                        struct obc_comm **out)
 {
     struct obc__boot *boot = NULL;
     struct obc_comm *c = NULL;
     *out = NULL;
     OBC_CHECK(obc__comm_alloc(cfg, rank, nranks, &c));
-    obc_result_t res =
-        obc__boot_join(ep, rank, nranks, obc__config_timeout_ns(cfg->timeout_s), &boot, &c->err);
+    obc_result_t res = carrier != NULL
+        ? obc__boot_join_carried(carrier, rank, nranks, &boot, &c->err)
+        : obc__boot_join(ep, rank, nranks, obc__config_timeout_ns(cfg->timeout_s), &boot, &c->err);
     if (res == OBC_SUCCESS) {
+        if (obc__boot_local_ip(boot, c->boot_ip, sizeof(c->boot_ip)) != 0) {
+            c->boot_ip[0] = '\0';
+        }
         res = assemble(c, boot, origin);
     }
     obc__boot_close(boot);

@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * comm_split.c - a child communicator from a parent (obc_comm_split), in
- * two collectives over the parent and one ordinary assembly per child:
- *   allgather 1  every parent rank's (color, key): each rank works out its
+ * comm_split.c - a child communicator from a parent (obc_comm_split), with
+ * no rendezvous of its own: everything goes through the parent.
+ *   allgather 0  every parent rank's (color, key): each rank works out its
  *                color's members, ordered by (key, parent rank), and its
  *                own child rank
- *   allgather 2  each color's child rank 0 has started a rendezvous server
- *                (as obc_get_unique_id does) and sends its id; the others
- *                send zeros
- *   assembly     the members join that rendezvous and build the child as any
- *                communicator (comm_setup.c), with the parent's config
- *                snapshot (timeout as set now) and the parent's view of
- *                where each member runs (its machine identity and its host)
- * Every parent rank takes part in both allgathers whatever its color, so the
- * parent's sequence stays the same on every rank. After them the parent is
- * not used: the child has its own arena, links, engine and failure domain.
+ *   rounds 1-5   the child's setup rounds (comm_setup.c: host identities,
+ *                the arena's name and attach status, the CMA probe, TCP
+ *                contacts), each carried as one allgather over the whole
+ *                parent of a fixed-size blob; every rank keeps its child's
+ *                members' blobs. A rank whose setup needs fewer rounds (no
+ *                TCP, a failure, no color) runs the rest with zeros, so the
+ *                parent's calls stay the same on every rank.
+ * The child gets the parent's config snapshot (timeout as set now) and its
+ * view of where each member runs (machine identity, host). After round 5
+ * the parent is not used: the child has its own arena, links, engine and
+ * failure domain.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -59,57 +60,86 @@ static int color_members(const int32_t (*ck)[2], int nranks, int color, int *mem
     return n;
 }
 
-/* Child rank 0's part: a rendezvous for the n members, as obc_get_unique_id
- * makes one (random secret). On loopback when every member shares this
- * machine, else on the interface OBC_SOCKET_IFNAME (or the default) names. */
-static obc_result_t start_rendezvous(struct obc_comm *p, const int *members, int n,
-                                     obc_unique_id_t *id)
+/* Rounds of the child's setup (comm_setup.c: 1 hello, 2-4 arena, 5 TCP)
+ * and the blob each travels in: the largest, round 1's hello, fits. */
+#define CHILD_ROUNDS 5
+#define ROUND_BYTES 128
+_Static_assert(sizeof(struct obc__setup_hello) <= ROUND_BYTES, "round 1 must fit");
+
+/* The carrier's state: this rank's child members (parent ranks, in child
+ * order) and how many rounds it has run. */
+struct carried {
+    struct obc_comm *parent;
+    const int *members;
+    int n;
+    int rounds;
+    obc_result_t failed; /* the first failure of a round run with zeros */
+    unsigned char *all; /* [parent nranks][ROUND_BYTES] */
+};
+
+static obc_result_t carry_round(struct carried *k, const void *mine, size_t nbytes)
 {
-    struct obc__boot_endpoint ep;
-    unsigned char secret[16];
-    bool one_machine = true;
-    memset(&ep, 0, sizeof(ep));
-    for (int i = 0; i < n; i++) {
-        one_machine = one_machine && !p->layout.remote[members[i]];
+    unsigned char blob[ROUND_BYTES];
+    memset(blob, 0, sizeof(blob));
+    if (nbytes > 0) {
+        memcpy(blob, mine, nbytes);
     }
-    if (one_machine) {
-        snprintf(ep.host, sizeof(ep.host), "127.0.0.1");
-    } else if (obc__sock_pick_ifaddr(p->config.socket_ifname, ep.host, sizeof(ep.host)) != 0) {
-        return obc__err_set(&p->err, OBC_ERR_SYSTEM, "obc_comm_split: no address to listen on");
+    k->rounds++;
+    return parent_allgather(k->parent, blob, k->all, ROUND_BYTES, OBC_UINT8);
+}
+
+static obc_result_t carried_allgather(void *ctx, const void *mine, size_t nbytes, void *all,
+                                      struct obc__err *err)
+{
+    struct carried *k = ctx;
+    if (k->rounds >= CHILD_ROUNDS || nbytes > ROUND_BYTES) {
+        return obc__err_set(err, OBC_ERR_INTERNAL,
+                            "split: setup round %d of %zu bytes does not fit the parent's "
+                            "schedule (%d rounds of %d bytes)",
+                            k->rounds + 1, nbytes, CHILD_ROUNDS, ROUND_BYTES);
     }
-    if (obc__random_bytes(secret, sizeof(secret)) != 0) {
-        return obc__err_set(&p->err, OBC_ERR_SYSTEM, "obc_comm_split: no randomness");
+    obc_result_t res = carry_round(k, mine, nbytes);
+    if (res != OBC_SUCCESS) {
+        char msg[OBC_ERR_MSG_BYTES];
+        obc__err_copy(&k->parent->err, msg, sizeof(msg));
+        return obc__err_set(err, res, "setup round %d through the parent: %s", k->rounds, msg);
     }
-    for (size_t i = 0; i < sizeof(secret); i++) {
-        snprintf(ep.secret + 2 * i, 3, "%02x", secret[i]);
+    for (int i = 0; i < k->n; i++) {
+        memcpy((unsigned char *)all + (size_t)i * nbytes,
+               k->all + (size_t)k->members[i] * ROUND_BYTES, nbytes);
     }
-    OBC_CHECK(obc__boot_serve(&ep, n, obc__config_timeout_ns(p->config.timeout_s), &p->err));
-    obc__boot_encode_id(&ep, id);
     return OBC_SUCCESS;
 }
 
-/* Build this rank's child at the rendezvous its rank 0 sent. The log keeps
+/* The rounds this rank's setup did not need, with zeros. Once one fails
+ * (the parent broke) the rest would fail at once: skip them. A child whose
+ * own rounds were done is not hurt by that; a rank without a child reports
+ * it (k->failed). */
+static void carried_finish(void *ctx)
+{
+    struct carried *k = ctx;
+    while (k->rounds < CHILD_ROUNDS && k->failed == OBC_SUCCESS) {
+        k->failed = carry_round(k, NULL, 0);
+    }
+}
+
+/* Build this rank's child, its rounds carried by the parent. The log keeps
  * the prefix it had (the parent's rank), since one process may hold many
  * communicators. */
-static obc_result_t build_child(struct obc_comm *p, const obc_unique_id_t *id, int crank, int n,
-                                int leader, int color, struct obc_comm **out)
+static obc_result_t build_child(struct obc_comm *p, struct carried *k, int crank, int color,
+                                struct obc_comm **out)
 {
-    struct obc__boot_endpoint ep;
-    if (obc__boot_decode_id(id, &ep) != OBC_SUCCESS) {
-        return obc__err_set(&p->err, OBC_ERR_SYSTEM,
-                            "obc_comm_split: rank %d (color %d's first) could not start the new "
-                            "communicator's rendezvous",
-                            leader, color);
-    }
+    struct obc__boot_carrier carrier = {carried_allgather, carried_finish, k, p->boot_ip};
     struct obc__setup_origin origin = {p->host_id, p->layout.host_of[p->rank]};
     int log_rank = obc__log_rank();
-    obc_result_t res = obc__setup_comm_create_at(&p->config, &ep, crank, n, &origin, out);
+    obc_result_t res =
+        obc__setup_comm_create_at(&p->config, NULL, &carrier, crank, k->n, &origin, out);
     obc__log_set_rank(log_rank);
+    carried_finish(k); /* in case setup failed before its rendezvous existed */
     if (res != OBC_SUCCESS) {
         obc__err_set(&p->err, res, "obc_comm_split: color %d: %s", color, obc__err_thread_msg());
-        return res;
     }
-    return OBC_SUCCESS;
+    return res;
 }
 
 /* The child's messages name its own ranks: say once which parent rank each
@@ -132,38 +162,35 @@ static void log_members(int color, int crank, const int *members, int n)
 obc_result_t obc__setup_comm_split(struct obc_comm *parent, int color, int key,
                                    struct obc_comm **out)
 {
-    int nranks = parent->nranks, n = 0, crank = -1;
+    int nranks = parent->nranks, crank = -1;
     int32_t mine[2] = {color, key};
     int32_t(*ck)[2] = malloc(sizeof(*ck) * (size_t)nranks);
     int *members = malloc(sizeof(int) * (size_t)nranks);
-    obc_unique_id_t id, *ids = malloc(sizeof(*ids) * (size_t)nranks);
-    obc_result_t res = ck && members && ids
+    struct carried k = {parent, members, 0, 0, OBC_SUCCESS, malloc((size_t)nranks * ROUND_BYTES)};
+    obc_result_t res = ck && members && k.all
         ? OBC_SUCCESS
         : obc__err_set(&parent->err, OBC_ERR_NO_MEMORY, "split tables");
     *out = NULL;
     OBC_CHECK_GOTO(res, res, out);
     OBC_CHECK_GOTO(parent_allgather(parent, mine, ck, 2, OBC_INT32), res, out);
-    memset(&id, 0, sizeof(id));
     if (color != OBC_UNDEFINED) {
-        n = color_members((const int32_t(*)[2])ck, nranks, color, members);
-        for (int i = 0; i < n; i++) {
+        k.n = color_members((const int32_t(*)[2])ck, nranks, color, members);
+        for (int i = 0; i < k.n; i++) {
             crank = members[i] == parent->rank ? i : crank;
         }
     }
-    /* A leader that cannot serve still takes part in the exchange: its
-     * zeros tell its members, and the parent stays in step. */
-    obc_result_t served = crank == 0 ? start_rendezvous(parent, members, n, &id) : OBC_SUCCESS;
-    OBC_CHECK_GOTO(parent_allgather(parent, &id, ids, sizeof(id), OBC_UINT8), res, out);
-    OBC_CHECK_GOTO(served, res, out);
     if (crank >= 0) {
-        res = build_child(parent, &ids[members[0]], crank, n, members[0], color, out);
+        res = build_child(parent, &k, crank, color, out);
+    } else {
+        carried_finish(&k); /* no child here: take part in the others' rounds */
+        res = k.failed;
     }
     if (res == OBC_SUCCESS && crank >= 0) {
-        log_members(color, crank, members, n);
+        log_members(color, crank, members, k.n);
     }
 out:
     free(ck);
     free(members);
-    free(ids);
+    free(k.all);
     return res;
 }

@@ -25,12 +25,13 @@ obc_result_t obc__setup_comm_create(const struct obc__config *cfg,
  * engine's result (the first failure since the last synchronize). */
 obc_result_t obc__setup_comm_destroy(struct obc_comm *comm);
 
-/* obc_comm_split over parent (arguments already checked): two allgathers
- * over parent, then the child is assembled like any communicator, at a
- * rendezvous its rank 0 hosts, with parent's config snapshot and parent's
- * view of every member's machine and host. Collective over parent; *out is
- * NULL for color OBC_UNDEFINED. A failure of the allgathers is parent's
- * (its own code); one of the assembly is the child's alone. */
+/* obc_comm_split over parent (arguments already checked): an allgather of
+ * colors and keys over parent, then the child is assembled like any
+ * communicator, its setup rounds carried by allgathers over parent (no
+ * rendezvous server), with parent's config snapshot and parent's view of
+ * every member's machine and host. Collective over parent (six of its
+ * collectives on every rank, whatever the color); *out is NULL for color
+ * OBC_UNDEFINED. */
 obc_result_t obc__setup_comm_split(struct obc_comm *parent, int color, int key,
                                    struct obc_comm **out);
 

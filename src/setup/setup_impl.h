@@ -27,11 +27,14 @@ struct obc__setup_origin {
     int host_hint; /* this rank's host index in the parent */
 };
 
-/* obc__setup_comm_create, for a rank whose place is origin's (NULL: work it
- * out from cfg, as for a communicator made from the environment). */
+/* obc__setup_comm_create, with the rounds carried by carrier instead of the
+ * rendezvous at ep when carrier is not NULL, and for a rank whose place is
+ * origin's (NULL: work it out from cfg, as for a communicator made from the
+ * environment). */
 obc_result_t obc__setup_comm_create_at(const struct obc__config *cfg,
-                                       const struct obc__boot_endpoint *ep, int rank, int nranks,
-                                       const struct obc__setup_origin *origin,
+                                       const struct obc__boot_endpoint *ep,
+                                       const struct obc__boot_carrier *carrier, int rank,
+                                       int nranks, const struct obc__setup_origin *origin,
                                        struct obc_comm **out);
 
 /* This rank's host identity: OBC_HOST_ID's (testing), or the machine's. */

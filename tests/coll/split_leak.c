@@ -10,10 +10,10 @@
  * thread) + a parent allreduce + destroy, alternating whether the child is
  * destroyed before or after the parent's allreduce, and counts again. fds,
  * threads, shm mappings and /dev/shm entries must be back where they were
- * (threads get 2 s to finish: a child's rendezvous server is a detached
- * thread that ends once every member has left); RSS may grow by at most
- * 8 MiB (allocator caches). VmSize is only reported: glibc reserves 64 MiB
- * of address space for each malloc arena a new thread gets, and keeps it.
+ * (threads get 2 s to finish, should a child ever leave one detached); RSS
+ * may grow by at most 8 MiB (allocator caches). VmSize is only reported:
+ * glibc reserves 64 MiB of address space for each malloc arena a new
+ * thread gets, and keeps it.
  * Prints seconds per cycle. bench/split_leak.sh runs the 1000-cycle
  * measurement of docs/subcomm.md (`obcrun -n 4 build/tests/bin/split_leak
  * 1000` and two more).
