@@ -262,6 +262,22 @@ void obc__p2p_send_publish(struct obc__p2p *p, int peer, size_t nbytes, uint64_t
     r->ops->send_publish(r->ctx, r->index, nbytes, stamp);
 }
 
+uint64_t obc__p2p_send_publish_tracked(struct obc__p2p *p, int peer, size_t nbytes, uint64_t stamp)
+{
+    const struct route *r = &p->route[peer];
+    return r->ops->send_publish_tracked(r->ctx, r->index, nbytes, stamp);
+}
+
+bool obc__p2p_send_seen(struct obc__p2p *p, int peer, uint64_t ticket, struct obc__wait *w)
+{
+    const struct route *r = &p->route[peer];
+    bool seen = r->ops->send_seen(r->ctx, r->index, ticket, w);
+    if (!seen) {
+        w->peer = peer;
+    }
+    return seen;
+}
+
 void *obc__p2p_recv_peek(struct obc__p2p *p, int peer, size_t *nbytes, uint64_t *stamp,
                          struct obc__wait *w)
 {

@@ -99,6 +99,15 @@ struct obc__xport_ops {
     void *(*recv_peek)(void *ctx, int peer, size_t *nbytes, uint64_t *stamp, struct obc__wait *w);
     /* The peeked slot is consumed: the sender may reuse its memory. */
     void (*recv_release)(void *ctx, int peer);
+    /* As send_publish, and the receiver's release of this slot will be
+     * seen by send_seen: returns the slot's ticket for it. For senders that
+     * must not finish before the receiver has looked at their first slot
+     * (point-to-point: a mismatch is then reported on both sides). */
+    uint64_t (*send_publish_tracked)(void *ctx, int peer, size_t nbytes, uint64_t stamp);
+    /* Has the peer released the slot of `ticket`? Else false and *w (the
+     * word moves when it does, or when the path fails). Out of band of the
+     * slots: a notice never waits behind data that nobody reads. */
+    bool (*send_seen)(void *ctx, int peer, uint64_t ticket, struct obc__wait *w);
     /* OBC_SUCCESS, or why the path to peer failed (OBC_ERR_PEER_LOST,
      * OBC_ERR_PROTOCOL, or the code of a peer's failure notice). Cheap;
      * any thread. shm's is always OBC_SUCCESS: a channel cannot fail on
@@ -184,6 +193,9 @@ bool obc__p2p_read_note(struct obc__p2p *p, int peer, void *note, struct obc__wa
 size_t obc__p2p_slot_bytes(const struct obc__p2p *p, int peer);
 void *obc__p2p_send_acquire(struct obc__p2p *p, int peer, struct obc__wait *w);
 void obc__p2p_send_publish(struct obc__p2p *p, int peer, size_t nbytes, uint64_t stamp);
+/* send_publish_tracked and send_seen of the peer's xport_ops (above). */
+uint64_t obc__p2p_send_publish_tracked(struct obc__p2p *p, int peer, size_t nbytes, uint64_t stamp);
+bool obc__p2p_send_seen(struct obc__p2p *p, int peer, uint64_t ticket, struct obc__wait *w);
 void *obc__p2p_recv_peek(struct obc__p2p *p, int peer, size_t *nbytes, uint64_t *stamp,
                          struct obc__wait *w);
 void obc__p2p_recv_release(struct obc__p2p *p, int peer);

@@ -80,6 +80,30 @@ void obc__arena_chan_release(struct obc__arena *a, int from_rank)
     obc__shm_flag_add(&chan_slot(a, from, a->rank, pos)->released, 1);
 }
 
+/* A slot's released count is the number of its uses read so far, so the
+ * use at position pos has been read once it exceeds pos / nslots: the
+ * ticket of a tracked slot is simply its position. */
+static uint64_t chan_publish_tracked(void *ctx, int peer, size_t nbytes, uint64_t stamp)
+{
+    struct obc__arena *a = ctx;
+    uint64_t pos = a->chan_send_pos[shm_local(a, peer)];
+    obc__arena_chan_publish(a, peer, nbytes, stamp);
+    return pos;
+}
+
+static bool chan_send_seen(void *ctx, int peer, uint64_t ticket, struct obc__wait *w)
+{
+    struct obc__arena *a = ctx;
+    struct shm_slot *s = chan_slot(a, a->rank, shm_local(a, peer), ticket);
+    uint32_t need = (uint32_t)(ticket / a->hdr->chan_nslots) + 1;
+    uint32_t now = atomic_load_explicit(&s->released.value, memory_order_acquire);
+    if ((int32_t)(now - need) >= 0) {
+        return true;
+    }
+    shm_wait_on(w, &s->released, now, peer);
+    return false;
+}
+
 /* The p2p interface's table for a peer on this host (transport.h). */
 
 static void *chan_send_acquire(void *ctx, int peer, struct obc__wait *w)
@@ -116,6 +140,8 @@ const struct obc__xport_ops obc__shm_chan_ops = {
     .name = "shm",
     .send_acquire = chan_send_acquire,
     .send_publish = chan_send_publish,
+    .send_publish_tracked = chan_publish_tracked,
+    .send_seen = chan_send_seen,
     .recv_peek = chan_recv_peek,
     .recv_release = chan_recv_release,
     .peer_error = chan_peer_error,

@@ -54,8 +54,10 @@ static obc_result_t report_abort(struct obc__arena *a, uint64_t word)
         return obc__err_set(a->err, OBC_ERR_PEER_LOST,
                             "rank %d was lost (its process exited or became unreachable)", who);
     case OBC_ERR_MISMATCH:
-        return obc__err_set(a->err, OBC_ERR_MISMATCH,
-                            "rank %d found ranks disagreeing on a collective; see its log", who);
+        return obc__err_set(
+            a->err, OBC_ERR_MISMATCH,
+            "rank %d found ranks disagreeing on a call (a collective or a send/recv); see its log",
+            who);
     case OBC_ERR_ABORTED:
         return obc__err_set(a->err, OBC_ERR_ABORTED, "communicator aborted by rank %d", who);
     default: /* e.g. a connection of another rank here failed (malformed data from `who`) */

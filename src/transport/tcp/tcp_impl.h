@@ -37,6 +37,11 @@
 /* "OBCN": the sender's latest note (OBC_P2P_NOTE_BYTES of payload, opaque
  * here), kept per link and read by the layer above (check mode) */
 #define FRAME_NOTE 0x4f42434eu
+/* "OBCQ": a data frame whose release the receiver reports back (FRAME_SEEN) */
+#define FRAME_TRACK 0x4f424351u
+/* "OBCS": header only; stamp = how many FRAME_TRACK frames of ours the
+ * sender of this notice has released so far (latest wins) */
+#define FRAME_SEEN 0x4f424353u
 #define BEAT_NS 500000000ll /* a link idle this long sends a heartbeat */
 
 struct obc__tcp_frame {
@@ -85,6 +90,11 @@ struct obc__tcp_link {
     unsigned char note[OBC_P2P_NOTE_BYTES]; /* the peer's latest note, under note_lock */
     bool has_note; /* under note_lock */
     struct obc__tcp_index note_rx; /* advanced at every note received */
+    uint64_t tracked_sent; /* (rank) FRAME_TRACK frames published */
+    _Atomic uint64_t tracked_released; /* the peer's FRAME_TRACK frames we released */
+    uint64_t seen_told; /* (thread) tracked_released as last told in a FRAME_SEEN */
+    _Atomic uint64_t peer_seen; /* from the peer's latest FRAME_SEEN */
+    struct obc__tcp_index seen_rx; /* advanced at every FRAME_SEEN received */
 };
 
 struct obc__tcp {

@@ -62,6 +62,7 @@ void obc__tcp_link_fail(struct obc__tcp_link *l, obc_result_t code)
         obc__tcp_index_advance(&l->send.tail);
         obc__tcp_index_advance(&l->recv.head);
         obc__tcp_index_advance(&l->note_rx);
+        obc__tcp_index_advance(&l->seen_rx);
     }
 }
 
@@ -179,6 +180,12 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
         if (l->send_off == 0 && !l->ctl_pending && l->note_sent != atomic_load(&t->note_gen)) {
             queue_note(t, l);
         }
+        uint64_t released = atomic_load(&l->tracked_released);
+        if (l->send_off == 0 && !l->ctl_pending && released != l->seen_told) {
+            obc__tcp_link_queue_control(l, FRAME_SEEN); /* between data frames, never behind */
+            l->ctl.stamp = released;
+            l->seen_told = released;
+        }
         if (l->send_off == 0 && !l->ctl_pending && failure != 0 && !l->fail_sent) {
             obc__tcp_link_queue_control(l, FRAME_FAIL);
             l->ctl.stamp = failure;
@@ -260,10 +267,16 @@ static enum header_next on_header(struct obc__tcp *t, int peer, struct obc__tcp_
         }
         return HEADER_NEXT;
     }
+    if (h->nbytes == 0 && h->magic == FRAME_SEEN) {
+        l->recv_off = 0;
+        atomic_store(&l->peer_seen, h->stamp);
+        obc__tcp_index_advance(&l->seen_rx);
+        return HEADER_NEXT;
+    }
     if (h->magic == FRAME_NOTE && h->nbytes == OBC_P2P_NOTE_BYTES) {
         return HEADER_DATA; /* into note_in, not a slot */
     }
-    if (h->magic != FRAME_DATA || h->nbytes > t->slot_bytes) {
+    if ((h->magic != FRAME_DATA && h->magic != FRAME_TRACK) || h->nbytes > t->slot_bytes) {
         OBC_WARN("tcp: peer %d sent a malformed frame header (magic %08x, %u bytes); closing", peer,
                  h->magic, h->nbytes);
         obc__tcp_link_fail(l, OBC_ERR_PROTOCOL);
@@ -406,13 +419,35 @@ void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w)
     return NULL;
 }
 
-void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp)
+static void publish(struct obc__tcp *t, int peer, uint32_t magic, size_t nbytes, uint64_t stamp)
 {
     struct obc__tcp_link *l = &t->links[peer];
     uint32_t head = atomic_load_explicit(&l->send.head.value, memory_order_relaxed);
-    l->send.hdrs[head % t->nslots] = (struct obc__tcp_frame){FRAME_DATA, (uint32_t)nbytes, stamp};
+    l->send.hdrs[head % t->nslots] = (struct obc__tcp_frame){magic, (uint32_t)nbytes, stamp};
     obc__tcp_index_advance(&l->send.head);
     obc__wakeup_signal(t->wakeup);
+}
+
+void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp)
+{
+    publish(t, peer, FRAME_DATA, nbytes, stamp);
+}
+
+uint64_t obc__tcp_send_publish_tracked(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp)
+{
+    publish(t, peer, FRAME_TRACK, nbytes, stamp);
+    return ++t->links[peer].tracked_sent;
+}
+
+bool obc__tcp_send_seen(struct obc__tcp *t, int peer, uint64_t ticket, struct obc__wait *w)
+{
+    struct obc__tcp_link *l = &t->links[peer];
+    uint32_t gen = atomic_load_explicit(&l->seen_rx.value, memory_order_acquire);
+    if (atomic_load(&l->error) == 0 && atomic_load(&l->peer_seen) >= ticket) {
+        return true;
+    }
+    wait_on(w, &l->seen_rx, gen, peer);
+    return false;
 }
 
 void *obc__tcp_recv_peek(struct obc__tcp *t, int peer, size_t *nbytes, uint64_t *stamp,
@@ -434,8 +469,13 @@ void *obc__tcp_recv_peek(struct obc__tcp *t, int peer, size_t *nbytes, uint64_t 
 void obc__tcp_recv_release(struct obc__tcp *t, int peer)
 {
     struct obc__tcp_link *l = &t->links[peer];
+    uint32_t tail = atomic_load_explicit(&l->recv.tail.value, memory_order_relaxed);
+    bool tracked = l->recv.hdrs[tail % t->nslots].magic == FRAME_TRACK;
     obc__tcp_index_advance(&l->recv.tail);
-    if (atomic_load(&l->recv_paused)) {
+    if (tracked) {
+        atomic_fetch_add(&l->tracked_released, 1);
+        obc__wakeup_signal(t->wakeup); /* the thread tells the sender (FRAME_SEEN) */
+    } else if (atomic_load(&l->recv_paused)) {
         obc__wakeup_signal(t->wakeup); /* the thread stopped reading: the ring was full */
     }
 }
@@ -473,6 +513,16 @@ static void *ops_recv_peek(void *ctx, int peer, size_t *nbytes, uint64_t *stamp,
     return obc__tcp_recv_peek(ctx, peer, nbytes, stamp, w);
 }
 
+static uint64_t ops_send_publish_tracked(void *ctx, int peer, size_t nbytes, uint64_t stamp)
+{
+    return obc__tcp_send_publish_tracked(ctx, peer, nbytes, stamp);
+}
+
+static bool ops_send_seen(void *ctx, int peer, uint64_t ticket, struct obc__wait *w)
+{
+    return obc__tcp_send_seen(ctx, peer, ticket, w);
+}
+
 static void ops_recv_release(void *ctx, int peer)
 {
     obc__tcp_recv_release(ctx, peer);
@@ -487,6 +537,8 @@ const struct obc__xport_ops obc__tcp_ops = {
     .name = "tcp",
     .send_acquire = ops_send_acquire,
     .send_publish = ops_send_publish,
+    .send_publish_tracked = ops_send_publish_tracked,
+    .send_seen = ops_send_seen,
     .recv_peek = ops_recv_peek,
     .recv_release = ops_recv_release,
     .peer_error = ops_peer_error,

@@ -75,6 +75,10 @@ bool obc__tcp_read_note(struct obc__tcp *t, int peer, void *note, struct obc__wa
 
 void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w);
 void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp);
+/* A data frame whose release by the receiver comes back in a FRAME_SEEN
+ * notice: returns its ticket (1, 2, ... per link), which send_seen checks. */
+uint64_t obc__tcp_send_publish_tracked(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp);
+bool obc__tcp_send_seen(struct obc__tcp *t, int peer, uint64_t ticket, struct obc__wait *w);
 void *obc__tcp_recv_peek(struct obc__tcp *t, int peer, size_t *nbytes, uint64_t *stamp,
                          struct obc__wait *w);
 void obc__tcp_recv_release(struct obc__tcp *t, int peer);
