@@ -61,8 +61,13 @@ struct obc__plan {
     int peers_in_flight; /* gather, scatter: peers a root serves at once */
 };
 
+/* A point-to-point call (engine/p2p_batch.c) is an op too, but never an
+ * algorithm's: no collective sequence number, no board, no selection. */
+enum obc__p2p_kind { OBC__P2P_NONE = 0, OBC__P2P_SEND, OBC__P2P_RECV };
+
 struct obc__coll_args {
     obc_coll_t coll;
+    uint8_t p2p; /* enum obc__p2p_kind; for SEND and RECV, root is the peer */
     int root;
     obc_dtype_t dtype;
     obc_redop_t redop; /* reductions only */

@@ -7,6 +7,8 @@
  * buffers (no packing copy), in buckets of at most bucket_bytes, so many
  * tiny tensors cost a few transfers instead of one round each. Fusion
  * depends only on the calls' sizes and roots, so every rank fuses alike.
+ * Sends and receives are never fused: they are queued one op each, and the
+ * runner takes the run of them as one batch (progress.c, p2p_batch.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +69,8 @@ static size_t bucket_len(size_t first)
 {
     const struct entry *head = &group.entries[first];
     size_t total = head->op->args.nbytes, n = 1;
-    if (head->op->args.coll != OBC_COLL_BROADCAST || total >= head->bucket_bytes) {
+    if (head->op->args.coll != OBC_COLL_BROADCAST || head->op->args.p2p != OBC__P2P_NONE ||
+        total >= head->bucket_bytes) {
         return 1;
     }
     while (first + n < group.n && fusable(head, &group.entries[first + n]) &&

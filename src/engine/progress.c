@@ -26,6 +26,7 @@
 #include "engine/engine.h"
 #include "engine/engine_impl.h"
 #include "engine/health.h"
+#include "engine/p2p_batch.h"
 #include "engine/wait.h"
 #include "platform/platform.h"
 
@@ -34,6 +35,7 @@ struct obc__engine {
     struct obc__algo_persist persist; /* advanced only by the thread running ops */
     struct obc__algo_tuning tuning;
     struct obc__check check;
+    struct obc__p2p_engine *p2p; /* point-to-point state; used only by the thread running ops */
     const struct obc__algo *last_choice[OBC_COLL_COUNT]; /* for logging changes only */
     _Atomic int64_t timeout_ns;
     _Atomic int broken; /* 0, or the obc_result_t that broke the communicator */
@@ -84,6 +86,12 @@ void obc__engine_abort(struct obc__engine *e, obc_result_t code)
 
 static obc_result_t broken_error(struct obc__engine *e, const struct obc__op *op)
 {
+    if (op->args.p2p != OBC__P2P_NONE) {
+        return obc__err_set(e->ctx.err, OBC_ERR_ABORTED,
+                            "%s rank %d not run: the communicator is broken (%s: %s)",
+                            op->args.p2p == OBC__P2P_SEND ? "send to" : "recv from", op->args.root,
+                            obc_strerror(obc__engine_broken(e)), e->broken_msg);
+    }
     return obc__health_broken(e->ctx.err, &op->args, obc__engine_broken(e), e->broken_msg);
 }
 
@@ -195,13 +203,150 @@ static obc_result_t run_algorithm(struct obc__engine *e, struct obc__op *op)
     }
 }
 
+static void complete(struct obc__engine *e, struct obc__op *op, obc_result_t res);
+
+/* A point-to-point op queued right behind the running head `head` joins
+ * its batch (off the queue; it completes on its own when its part is
+ * done), so isend/irecv issued one after the other progress together as in
+ * a group, whenever the thread running them looks. */
+#define P2P_BATCH_MAX 4096
+
+static void absorb(struct obc__engine *e, struct obc__op *head)
+{
+    pthread_mutex_lock(&e->lock);
+    for (struct obc__op *x = head->next;
+         x != NULL && x->args.p2p != OBC__P2P_NONE && obc__p2p_batch_len(e->p2p) < P2P_BATCH_MAX;
+         x = head->next) {
+        if (!obc__p2p_batch_add(e->p2p, x)) {
+            break;
+        }
+        head->next = x->next;
+        if (e->tail == x) {
+            e->tail = head;
+        }
+    }
+    pthread_mutex_unlock(&e->lock);
+}
+
+/* Complete the batch's absorbed ops that finished (or all, with res, when
+ * the batch failed); the head is finished early (its request sees it) and
+ * completed by whoever runs it. settled[i] says which are through. */
+static void settle(struct obc__engine *e, bool *settled, size_t cap, obc_result_t failed)
+{
+    size_t n = obc__p2p_batch_len(e->p2p);
+    for (size_t i = 0; i < n && i < cap; i++) {
+        struct obc__op *op = obc__p2p_batch_op(e->p2p, i);
+        obc_result_t res;
+        if (op == NULL || settled[i]) {
+            continue;
+        }
+        bool finished = obc__p2p_op_finished(op, &res);
+        if (!finished && failed == OBC_SUCCESS) {
+            continue;
+        }
+        res = finished ? res : failed;
+        settled[i] = true;
+        if (i == 0) {
+            obc__op_finish(op, res);
+        } else {
+            obc__p2p_batch_forget(e->p2p, i);
+            complete(e, op, res);
+        }
+    }
+}
+
+/* How long a batch with several blocked ops waits on one of them before it
+ * looks at the others: short at first (a group's exchange), longer while
+ * nothing moves, so that a long wait does not spin. */
+#define P2P_TURN_MIN_NS 50000
+#define P2P_MAX_WAITS 16
+
+static obc_result_t p2p_timeout(struct obc__engine *e, int64_t timeout_ns, int peer)
+{
+    char what[OBC_ERR_MSG_BYTES];
+    obc__p2p_batch_describe(e->p2p, what, sizeof(what));
+    obc_result_t res = obc__err_set(e->ctx.err, OBC_ERR_TIMEOUT,
+                                    "point-to-point on rank %d: no progress for %.1f s "
+                                    "(OBC_TIMEOUT); waiting for: %s",
+                                    e->ctx.rank, (double)timeout_ns / 1e9, what);
+    obc__p2p_tell_failure(e->ctx.p2p, res, peer >= 0 ? peer : e->ctx.rank);
+    return res;
+}
+
+/* Wait for one of the batch's blocked ops (in turn), under the timeout
+ * counted from the last progress. */
+static obc_result_t p2p_wait(struct obc__engine *e, bool queued, int64_t last_progress,
+                             unsigned *turn, int64_t *slice)
+{
+    struct obc__wait ws[P2P_MAX_WAITS];
+    static _Atomic uint32_t never; /* receives from self: no word announces them */
+    size_t n = obc__p2p_batch_waits(e->p2p, ws, P2P_MAX_WAITS);
+    struct obc__wait w = {&never, NULL, 0, -1, false};
+    if (n == 0 && !queued) {
+        return obc__err_set(e->ctx.err, OBC_ERR_INVALID_ARG,
+                            "obc_recv on rank %d from itself: no send to itself came before it "
+                            "(it would wait forever)",
+                            e->ctx.rank);
+    }
+    if (n > 0) {
+        w = ws[(*turn)++ % n];
+    }
+    int64_t timeout = atomic_load(&e->timeout_ns);
+    int64_t sl = n == 1 ? STALL_CHECK_NS : *slice;
+    *slice = *slice * 2 < STALL_CHECK_NS ? *slice * 2 : STALL_CHECK_NS;
+    int64_t left = timeout >= 0 ? timeout - (obc__now_ns() - last_progress) : sl;
+    obc_result_t res = obc__health_wait(&e->ctx, &w, left < sl ? (left > 0 ? left : 1) : sl);
+    res = obc__health_verdict(&e->ctx, res);
+    if (res == OBC_IN_PROGRESS && timeout >= 0 && obc__now_ns() - last_progress >= timeout) {
+        return p2p_timeout(e, timeout, w.peer);
+    }
+    return res == OBC_IN_PROGRESS ? OBC_SUCCESS : res;
+}
+
+/* Run a batch of point-to-point ops, `op` first: step, settle, wait. */
+static obc_result_t run_p2p(struct obc__engine *e, struct obc__op *op, bool queued)
+{
+    static _Thread_local bool settled[P2P_BATCH_MAX];
+    int64_t last_progress = obc__now_ns(), slice = P2P_TURN_MIN_NS;
+    unsigned turn = 0;
+    obc__p2p_batch_begin(e->p2p, op);
+    memset(settled, 0, sizeof(settled));
+    for (;;) {
+        if (queued) {
+            absorb(e, op);
+        }
+        bool moved = false;
+        obc_result_t res = obc__p2p_batch_step(e->p2p, &e->ctx, &moved);
+        if (res == OBC_IN_PROGRESS && !moved) {
+            res = p2p_wait(e, queued, last_progress, &turn, &slice);
+            res = res == OBC_SUCCESS ? OBC_IN_PROGRESS : res;
+        } else if (moved) {
+            last_progress = obc__now_ns();
+            slice = P2P_TURN_MIN_NS;
+        }
+        settle(e, settled, P2P_BATCH_MAX, res == OBC_IN_PROGRESS ? OBC_SUCCESS : res);
+        if (res != OBC_IN_PROGRESS) {
+            obc_result_t mine;
+            return obc__p2p_op_finished(op, &mine) ? mine : res;
+        }
+    }
+}
+
 /* Run one op to completion in this thread: enter it on the board, check
  * the calls agree (OBC_CHECK >= 1), move the data, check a broadcast's
- * bytes (OBC_CHECK = 2). */
-static obc_result_t run_op(struct obc__engine *e, struct obc__op *op)
+ * bytes (OBC_CHECK = 2). Point-to-point ops go to run_p2p instead: they
+ * are between two ranks, not on the boards. */
+static obc_result_t run_op(struct obc__engine *e, struct obc__op *op, bool queued)
 {
     if (obc__engine_broken(e) != OBC_SUCCESS) {
         return broken_error(e, op);
+    }
+    if (op->args.p2p != OBC__P2P_NONE) {
+        obc_result_t res = run_p2p(e, op, queued);
+        if (res != OBC_SUCCESS && obc__err_is_fatal(res)) {
+            mark_broken(e, res);
+        }
+        return res;
     }
     obc__check_enter(&e->check, &op->args);
     obc_result_t res = run_check(e, op, obc__check_before);
@@ -249,7 +394,7 @@ static struct obc__op *claim(struct obc__engine *e)
 /* Run a claimed op, take it off the queue, release the claim, complete it. */
 static void run_claimed(struct obc__engine *e, struct obc__op *op)
 {
-    obc_result_t res = run_op(e, op);
+    obc_result_t res = run_op(e, op, true);
     pthread_mutex_lock(&e->lock);
     e->head = op->next;
     if (e->head == NULL) {
@@ -321,7 +466,9 @@ obc_result_t obc__engine_wait_op(struct obc__engine *e, struct obc__op *op)
 obc_result_t obc__engine_submit(struct obc__engine *e, struct obc__op *op)
 {
     int rc = 0;
-    op->args.seq = e->next_seq++;
+    if (op->args.p2p == OBC__P2P_NONE) {
+        op->args.seq = e->next_seq++; /* p2p ops number themselves per pair */
+    }
     op->next = NULL;
     if (obc__engine_broken(e) != OBC_SUCCESS) {
         obc_result_t res = broken_error(e, op);
@@ -357,8 +504,10 @@ obc_result_t obc__engine_run_blocking(struct obc__engine *e, struct obc__op *op)
     bool idle = e->head == NULL;
     pthread_mutex_unlock(&e->lock);
     if (idle) {
-        op->args.seq = e->next_seq++;
-        return run_op(e, op);
+        if (op->args.p2p == OBC__P2P_NONE) {
+            op->args.seq = e->next_seq++;
+        }
+        return run_op(e, op, false);
     }
     /* Ops are queued: keep the order by queueing a heap copy behind them. */
     struct obc__op *h = obc__op_new();
@@ -444,7 +593,12 @@ obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__
     e->ctx.arena_has_all = p->arena_has_all;
     e->ctx.p2p_slot_bytes = p->p2p != NULL ? obc__p2p_slot_bytes(p->p2p, p->rank) : 0;
     e->tuning = p->tuning;
-    if (obc__check_init(&e->check, p) != OBC_SUCCESS || engine_teams(e, p) != OBC_SUCCESS) {
+    bool ok = obc__check_init(&e->check, p) == OBC_SUCCESS && engine_teams(e, p) == OBC_SUCCESS;
+    if (ok && obc__p2p_engine_create(p->nranks, &e->p2p) != OBC_SUCCESS) {
+        engine_teams_free(e);
+        ok = false;
+    }
+    if (!ok) {
         obc__check_fini(&e->check);
         free(e);
         return obc__err_set(p->err, OBC_ERR_NO_MEMORY, "engine teams and scratch");
@@ -474,6 +628,7 @@ obc_result_t obc__engine_destroy(struct obc__engine *e)
     pthread_cond_destroy(&e->wake);
     engine_teams_free(e);
     obc__check_fini(&e->check);
+    obc__p2p_engine_destroy(e->p2p);
     free(e);
     return res;
 }

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * p2p_batch.c - point-to-point messages over the p2p streams that the
+ * collectives use (transport.h), and the batch step that moves many of them
+ * at once (a group's sends and receives, or a run of queued isend/irecv).
+ *
+ * Ordering: each (sender, receiver) pair numbers its messages (pair
+ * sequence, per peer and direction, kept here); the collective sequence is
+ * not touched, so ranks not involved see nothing. A message is its first
+ * slot, which carries a header (pair sequence, count, dtype) and as much
+ * data as fits, then slots of data; every slot carries a stamp made from
+ * the pair sequence and the two ranks, never equal to a collective's. A
+ * receiver that finds another stamp at the head of the stream (the pair
+ * issued their p2p calls and collectives in a different relative order),
+ * or a count or dtype unlike its own, fails with OBC_ERR_MISMATCH naming
+ * the sender before it copies a byte, and breaks the communicator, telling
+ * the other hosts too.
+ *
+ * Mismatch on both sides: a send is done only when all its data is in the
+ * stream AND the receiver has released the first slot (send_seen, out of
+ * band of the slots), which it does only after checking the header. So a
+ * sender whose message does not match is still waiting when the receiver
+ * breaks the communicator, and its wait returns the receiver's verdict
+ * (OBC_ERR_MISMATCH, naming the receiver).
+ *
+ * The batch step advances every op that can move: per peer and direction
+ * the oldest unfinished one (streams are FIFOs), different peers
+ * independently, so a ring shift or an all-to-all written as sends cannot
+ * deadlock. It never blocks; progress.c waits on the blocked ops' words.
+ *
+ * Self: a send to this rank meets the oldest unmatched receive from self
+ * in the batch (one copy), or is buffered (copied to the heap, freed when
+ * received), so a send to self completes at once, as MPI's buffered mode;
+ * a receive from self takes the oldest buffered send first.
+ */
+#include "engine/p2p_batch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+
+#define HDR_MAGIC 0x4f424350u /* "OBCP" */
+
+/* The first slot of a message starts with this. Fixed layout, no padding. */
+struct p2p_header {
+    uint64_t pseq;
+    uint64_t count;
+    uint64_t nbytes;
+    uint32_t dtype;
+    uint32_t magic;
+};
+
+/* One op's progress (in its op->state). */
+struct p2p_item {
+    uint64_t pseq; /* the pair sequence number, once started */
+    uint64_t ticket; /* send: the first slot's, for send_seen */
+    size_t moved; /* bytes of the message through the stream */
+    bool started, header, streamed, seen, done;
+    bool blocked; /* the last step could not move it: w says on what */
+    obc_result_t result;
+    struct obc__wait w;
+};
+
+_Static_assert(sizeof(struct p2p_item) <= OBC_ALGO_STATE_BYTES, "p2p item fits an op's state");
+
+struct self_msg {
+    struct self_msg *next;
+    size_t count, nbytes;
+    obc_dtype_t dtype;
+    unsigned char data[];
+};
+
+struct obc__p2p_engine {
+    int nranks;
+    uint64_t *send_seq, *recv_seq; /* [nranks]: next pair sequence per peer */
+    unsigned char *claimed; /* [nranks]: per step, which streams an op holds */
+    struct obc__op **ops; /* the running batch */
+    size_t n, cap;
+    struct self_msg *self_head, *self_tail; /* buffered sends to self, oldest first */
+};
+
+enum { CLAIM_SEND = 1, CLAIM_RECV = 2 };
+
+static struct p2p_item *item_of(const struct obc__op *op)
+{
+    return (struct p2p_item *)(uintptr_t)op->state;
+}
+
+obc_result_t obc__p2p_engine_create(int nranks, struct obc__p2p_engine **out)
+{
+    struct obc__p2p_engine *pe = calloc(1, sizeof(*pe));
+    size_t n = (size_t)nranks;
+    if (pe != NULL) {
+        pe->nranks = nranks;
+        pe->send_seq = calloc(n, sizeof(uint64_t));
+        pe->recv_seq = calloc(n, sizeof(uint64_t));
+        pe->claimed = calloc(n, 1);
+        pe->cap = 16;
+        pe->ops = malloc(pe->cap * sizeof(*pe->ops));
+    }
+    if (pe == NULL || !pe->send_seq || !pe->recv_seq || !pe->claimed || !pe->ops) {
+        obc__p2p_engine_destroy(pe);
+        return OBC_ERR_NO_MEMORY;
+    }
+    *out = pe;
+    return OBC_SUCCESS;
+}
+
+void obc__p2p_engine_destroy(struct obc__p2p_engine *pe)
+{
+    if (pe == NULL) {
+        return;
+    }
+    while (pe->self_head != NULL) {
+        struct self_msg *m = pe->self_head;
+        pe->self_head = m->next;
+        free(m);
+    }
+    free(pe->send_seq);
+    free(pe->recv_seq);
+    free(pe->claimed);
+    free(pe->ops);
+    free(pe);
+}
+
+static void item_reset(struct obc__op *op)
+{
+    memset(item_of(op), 0, sizeof(struct p2p_item));
+}
+
+void obc__p2p_batch_begin(struct obc__p2p_engine *pe, struct obc__op *op)
+{
+    pe->n = 0;
+    pe->ops[pe->n++] = op;
+    item_reset(op);
+}
+
+bool obc__p2p_batch_add(struct obc__p2p_engine *pe, struct obc__op *op)
+{
+    if (pe->n == pe->cap) {
+        struct obc__op **grown = realloc(pe->ops, 2 * pe->cap * sizeof(*grown));
+        if (grown == NULL) {
+            return false;
+        }
+        pe->ops = grown;
+        pe->cap *= 2;
+    }
+    pe->ops[pe->n++] = op;
+    item_reset(op);
+    return true;
+}
+
+size_t obc__p2p_batch_len(const struct obc__p2p_engine *pe)
+{
+    return pe->n;
+}
+
+struct obc__op *obc__p2p_batch_op(const struct obc__p2p_engine *pe, size_t i)
+{
+    return pe->ops[i];
+}
+
+void obc__p2p_batch_forget(struct obc__p2p_engine *pe, size_t i)
+{
+    pe->ops[i] = NULL;
+}
+
+bool obc__p2p_op_finished(const struct obc__op *op, obc_result_t *res)
+{
+    const struct p2p_item *it = item_of(op);
+    *res = it->result;
+    return it->done;
+}
+
+/* The stamp of every slot of message pseq from `from` to `to`: a full
+ * 64-bit mix, with a tag no collective stamp (seq << 32 ^ hash) has by
+ * design, so either reader sees the other's slot as a mismatch. */
+static uint64_t p2p_stamp(uint64_t pseq, int from, int to)
+{
+    uint64_t h = 0x70327020b0c5eed1ull ^ pseq;
+    h ^= ((uint64_t)(uint32_t)from << 32) | (uint32_t)to;
+    h *= 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 32);
+}
+
+static const char *kind_name(const struct obc__op *op)
+{
+    return op->args.p2p == OBC__P2P_SEND ? "send to" : "recv from";
+}
+
+/* A mismatch found by this rank as receiver: the message names the sender,
+ * the communicator breaks here, on this host and on the other hosts. */
+static obc_result_t mismatch(struct obc__algo_ctx *ctx, const struct obc__op *op, const char *what)
+{
+    const struct obc__coll_args *a = &op->args;
+    obc_result_t res = obc__err_set(ctx->err, OBC_ERR_MISMATCH,
+                                    "obc_recv on rank %d from rank %d (message #%llu, %zu "
+                                    "elements of %s): %s",
+                                    ctx->rank, a->root, (unsigned long long)item_of(op)->pseq,
+                                    a->count, obc__dtype_name(a->dtype), what);
+    if (ctx->arena != NULL) {
+        obc__arena_abort(ctx->arena, OBC_ERR_MISMATCH, ctx->rank);
+    }
+    obc__p2p_tell_failure(ctx->p2p, OBC_ERR_MISMATCH, ctx->rank);
+    return res;
+}
+
+static void block(struct p2p_item *it)
+{
+    it->blocked = true;
+}
+
+/* Put as much of the message into the stream as the stream takes. */
+static void send_step(struct obc__algo_ctx *ctx, struct obc__op *op, bool *moved)
+{
+    struct p2p_item *it = item_of(op);
+    const struct obc__coll_args *a = &op->args;
+    int peer = a->root;
+    size_t slot_bytes = ctx->p2p_slot_bytes, total = a->nbytes;
+    uint64_t stamp = p2p_stamp(it->pseq, ctx->rank, peer);
+    const unsigned char *src = op->seg.send;
+    while (!it->streamed) {
+        unsigned char *slot = obc__p2p_send_acquire(ctx->p2p, peer, &it->w);
+        if (slot == NULL) {
+            block(it);
+            return;
+        }
+        size_t room = it->header ? slot_bytes : slot_bytes - sizeof(struct p2p_header);
+        size_t n = total - it->moved < room ? total - it->moved : room;
+        if (!it->header) {
+            struct p2p_header h = {it->pseq, a->count, total, (uint32_t)a->dtype, HDR_MAGIC};
+            memcpy(slot, &h, sizeof(h));
+            if (n > 0) {
+                memcpy(slot + sizeof(h), src, n);
+            }
+            it->ticket = obc__p2p_send_publish_tracked(ctx->p2p, peer, sizeof(h) + n, stamp);
+            it->header = true;
+        } else {
+            memcpy(slot, src + it->moved, n);
+            obc__p2p_send_publish(ctx->p2p, peer, n, stamp);
+        }
+        it->moved += n;
+        it->streamed = it->moved == total;
+        *moved = true;
+    }
+}
+
+/* Check a message's first slot against this receive. */
+static obc_result_t check_header(struct obc__algo_ctx *ctx, const struct obc__op *op,
+                                 const unsigned char *slot, size_t got)
+{
+    const struct obc__coll_args *a = &op->args;
+    struct p2p_header h;
+    char what[200];
+    if (got < sizeof(h)) {
+        return mismatch(ctx, op, "the sender's first slot holds no message header");
+    }
+    memcpy(&h, slot, sizeof(h));
+    if (h.magic != HDR_MAGIC || h.pseq != item_of(op)->pseq) {
+        return mismatch(ctx, op, "the sender's stream is out of order (bad message header)");
+    }
+    if (h.count != a->count || h.dtype != (uint32_t)a->dtype || h.nbytes != a->nbytes) {
+        snprintf(what, sizeof(what), "rank %d sent %llu elements of %s (%llu bytes)", a->root,
+                 (unsigned long long)h.count, obc__dtype_name((obc_dtype_t)h.dtype),
+                 (unsigned long long)h.nbytes);
+        return mismatch(ctx, op, what);
+    }
+    size_t room = ctx->p2p_slot_bytes - sizeof(h);
+    if (got - sizeof(h) != (a->nbytes < room ? a->nbytes : room)) {
+        return mismatch(ctx, op, "the first slot's size does not fit the message");
+    }
+    return OBC_SUCCESS;
+}
+
+/* Take as much of the message out of the stream as has arrived. */
+static obc_result_t recv_step(struct obc__algo_ctx *ctx, struct obc__op *op, bool *moved)
+{
+    struct p2p_item *it = item_of(op);
+    const struct obc__coll_args *a = &op->args;
+    int peer = a->root;
+    uint64_t want = p2p_stamp(it->pseq, peer, ctx->rank);
+    unsigned char *dst = op->seg.recv;
+    while (!it->done) {
+        size_t got = 0;
+        uint64_t stamp = 0;
+        unsigned char *slot = obc__p2p_recv_peek(ctx->p2p, peer, &got, &stamp, &it->w);
+        if (slot == NULL) {
+            block(it);
+            return OBC_IN_PROGRESS;
+        }
+        if (stamp != want) {
+            return mismatch(ctx, op,
+                            "the sender's next item is not this message (a collective, or "
+                            "point-to-point calls issued in another order than the "
+                            "receiver's)");
+        }
+        size_t n = got;
+        if (!it->header) {
+            obc_result_t res = check_header(ctx, op, slot, got);
+            if (res != OBC_SUCCESS) {
+                return res;
+            }
+            slot += sizeof(struct p2p_header);
+            n -= sizeof(struct p2p_header);
+            it->header = true;
+        } else if (n !=
+                   (a->nbytes - it->moved < ctx->p2p_slot_bytes ? a->nbytes - it->moved
+                                                                : ctx->p2p_slot_bytes)) {
+            return mismatch(ctx, op, "a slot's size does not fit the message");
+        }
+        if (n > 0) {
+            memcpy(dst + it->moved, slot, n);
+        }
+        obc__p2p_recv_release(ctx->p2p, peer);
+        it->moved += n;
+        it->done = it->moved == a->nbytes;
+        *moved = true;
+    }
+    return OBC_SUCCESS;
+}
+
+static void start(struct obc__p2p_engine *pe, struct obc__op *op)
+{
+    struct p2p_item *it = item_of(op);
+    if (!it->started) {
+        int peer = op->args.root;
+        it->pseq = op->args.p2p == OBC__P2P_SEND ? pe->send_seq[peer]++ : pe->recv_seq[peer]++;
+        it->started = true;
+    }
+}
+
+static obc_result_t self_match(struct obc__algo_ctx *ctx, struct obc__op *recv, size_t count,
+                               obc_dtype_t dtype, size_t nbytes, const void *data)
+{
+    const struct obc__coll_args *a = &recv->args;
+    if (count != a->count || dtype != a->dtype) {
+        return obc__err_set(ctx->err, OBC_ERR_MISMATCH,
+                            "obc_recv on rank %d from itself: expected %zu elements of %s, its "
+                            "send to itself has %zu elements of %s",
+                            ctx->rank, a->count, obc__dtype_name(a->dtype), count,
+                            obc__dtype_name(dtype));
+    }
+    if (nbytes > 0) {
+        memcpy(recv->seg.recv, data, nbytes);
+    }
+    item_of(recv)->done = true;
+    return OBC_SUCCESS;
+}
+
+/* Sends to self and receives from self, in issue order (see the top). */
+static obc_result_t self_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *ctx, bool *moved)
+{
+    size_t next_send = 0;
+    for (size_t i = 0; i < pe->n; i++) {
+        struct obc__op *r = pe->ops[i];
+        if (r == NULL || r->args.root != ctx->rank || r->args.p2p != OBC__P2P_RECV ||
+            item_of(r)->done) {
+            continue;
+        }
+        obc_result_t res = OBC_SUCCESS;
+        if (pe->self_head != NULL) {
+            struct self_msg *m = pe->self_head;
+            pe->self_head = m->next;
+            res = self_match(ctx, r, m->count, m->dtype, m->nbytes, m->data);
+            free(m);
+        } else {
+            while (next_send < pe->n &&
+                   (pe->ops[next_send] == NULL || pe->ops[next_send]->args.root != ctx->rank ||
+                    pe->ops[next_send]->args.p2p != OBC__P2P_SEND ||
+                    item_of(pe->ops[next_send])->done)) {
+                next_send++;
+            }
+            if (next_send == pe->n) {
+                break; /* nothing to receive yet: later receives wait too */
+            }
+            struct obc__op *s = pe->ops[next_send];
+            res = self_match(ctx, r, s->args.count, s->args.dtype, s->args.nbytes, s->seg.send);
+            item_of(s)->done = true;
+        }
+        if (res != OBC_SUCCESS) {
+            return res;
+        }
+        *moved = true;
+    }
+    for (size_t i = 0; i < pe->n; i++) {
+        struct obc__op *s = pe->ops[i];
+        if (s == NULL || s->args.root != ctx->rank || s->args.p2p != OBC__P2P_SEND ||
+            item_of(s)->done) {
+            continue;
+        }
+        struct self_msg *m = malloc(sizeof(*m) + s->args.nbytes);
+        if (m == NULL) {
+            return obc__err_set(ctx->err, OBC_ERR_NO_MEMORY, "obc_send to self: %zu bytes",
+                                s->args.nbytes);
+        }
+        *m = (struct self_msg){NULL, s->args.count, s->args.nbytes, s->args.dtype};
+        if (s->args.nbytes > 0) {
+            memcpy(m->data, s->seg.send, s->args.nbytes);
+        }
+        if (pe->self_head == NULL) {
+            pe->self_head = m;
+        } else {
+            pe->self_tail->next = m;
+        }
+        pe->self_tail = m;
+        item_of(s)->done = true;
+        *moved = true;
+    }
+    return OBC_SUCCESS;
+}
+
+/* One op to another rank: the oldest unfinished op per stream moves. */
+static obc_result_t peer_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *ctx,
+                              struct obc__op *op, bool *moved)
+{
+    struct p2p_item *it = item_of(op);
+    int peer = op->args.root;
+    if (op->args.p2p == OBC__P2P_RECV) {
+        if (pe->claimed[peer] & CLAIM_RECV) {
+            return OBC_SUCCESS;
+        }
+        pe->claimed[peer] |= CLAIM_RECV;
+        start(pe, op);
+        obc_result_t res = recv_step(ctx, op, moved);
+        return res == OBC_IN_PROGRESS ? OBC_SUCCESS : res;
+    }
+    if (!it->streamed) {
+        if (pe->claimed[peer] & CLAIM_SEND) {
+            return OBC_SUCCESS;
+        }
+        pe->claimed[peer] |= CLAIM_SEND;
+        start(pe, op);
+        send_step(ctx, op, moved);
+    }
+    if (it->streamed && !it->seen) {
+        it->seen = obc__p2p_send_seen(ctx->p2p, peer, it->ticket, &it->w);
+        if (!it->seen) {
+            block(it);
+        }
+    }
+    it->done = it->streamed && it->seen;
+    *moved |= it->done;
+    return OBC_SUCCESS;
+}
+
+obc_result_t obc__p2p_batch_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *ctx, bool *moved)
+{
+    bool all_done = true;
+    *moved = false;
+    memset(pe->claimed, 0, (size_t)pe->nranks);
+    obc_result_t res = self_step(pe, ctx, moved);
+    for (size_t i = 0; res == OBC_SUCCESS && i < pe->n; i++) {
+        struct obc__op *op = pe->ops[i];
+        if (op == NULL) {
+            continue; /* finished and completed: its memory may be gone */
+        }
+        struct p2p_item *it = item_of(op);
+        it->blocked = false;
+        if (!it->done && op->args.root != ctx->rank) {
+            res = peer_step(pe, ctx, op, moved);
+        }
+        all_done &= it->done;
+    }
+    if (res != OBC_SUCCESS) {
+        return res;
+    }
+    return all_done ? OBC_SUCCESS : OBC_IN_PROGRESS;
+}
+
+size_t obc__p2p_batch_waits(const struct obc__p2p_engine *pe, struct obc__wait *out, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < pe->n && k < max; i++) {
+        if (pe->ops[i] == NULL) {
+            continue;
+        }
+        const struct p2p_item *it = item_of(pe->ops[i]);
+        if (!it->done && it->blocked) {
+            out[k++] = it->w;
+        }
+    }
+    return k;
+}
+
+void obc__p2p_batch_describe(const struct obc__p2p_engine *pe, char *out, size_t nbytes)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < pe->n && used + 1 < nbytes; i++) {
+        const struct obc__op *op = pe->ops[i];
+        if (op == NULL || item_of(op)->done) {
+            continue;
+        }
+        const struct p2p_item *it = item_of(op);
+        int n = snprintf(out + used, nbytes - used, "%s%s rank %d (#%llu, %zu bytes%s)",
+                         used ? ", " : "", kind_name(op), op->args.root,
+                         (unsigned long long)it->pseq, op->args.nbytes,
+                         it->streamed && !it->seen ? ", waiting for the receiver" : "");
+        used = n < 0 ? nbytes : used + (size_t)n;
+    }
+}
