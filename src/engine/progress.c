@@ -324,6 +324,9 @@ static obc_result_t run_p2p(struct obc__engine *e, struct obc__op *op, bool queu
             last_progress = obc__now_ns();
             slice = P2P_TURN_MIN_NS;
         }
+        if (res != OBC_IN_PROGRESS && res != OBC_SUCCESS && obc__err_is_fatal(res)) {
+            mark_broken(e, res); /* before anyone sees an op fail, so later calls are refused */
+        }
         settle(e, settled, P2P_BATCH_MAX, res == OBC_IN_PROGRESS ? OBC_SUCCESS : res);
         if (res != OBC_IN_PROGRESS) {
             obc_result_t mine;

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * p2p_fault.c - point-to-point calls that cannot succeed, each in its own
+ * forked job (spawn_ranks.c), first with every rank on one host (shm
+ * channels), then on fake hosts (OBC_HOST_ID, TCP links):
+ *  - a count mismatch (100 vs 99 int32), a dtype mismatch of the same bytes
+ *    (100 float32 vs 100 int32), a large one (4 MiB + 1 vs 4 MiB + 2 bytes):
+ *    both ranks of the pair get
+ *    OBC_ERR_MISMATCH (never success, never truncation: the receive buffer
+ *    and its guards are untouched), each message naming the other rank,
+ *    within 5 s, and the next call fails at once;
+ *  - a rank SIGKILLed while 4 ranks loop a ring exchange of 1 MiB messages in
+ *    groups: every survivor gets PEER_LOST or ABORTED within 2 s, naming it
+ *    (killcheck.h);
+ *  - a receive whose sender never sends, under OBC_TIMEOUT=1: OBC_ERR_TIMEOUT
+ *    within 4 s, the message naming the rank it waited for.
+ */
+/* obct: timeout=200 san */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data.h"
+#include "killcheck.h"
+#include "obct.h"
+#include "spawn_ranks.h"
+
+#define LIMIT_S 5.0
+
+struct mm {
+    const char *name;
+    size_t send_count, recv_count;
+    obc_dtype_t send_dtype, recv_dtype;
+};
+
+static int mismatch_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self,
+                         void *arg)
+{
+    const struct mm *m = arg;
+    struct obct_buf buf;
+    size_t nbytes = rank == 0 ? m->send_count * obc_dtype_size(m->send_dtype)
+                              : m->recv_count * obc_dtype_size(m->recv_dtype);
+    (void)nranks;
+    obct_buf_alloc(&buf, nbytes, 3);
+    if (rank == 0) {
+        obct_fill(buf.data, nbytes, 7, 0);
+    } else {
+        obct_poison(buf.data, nbytes);
+    }
+    double t = obct_now();
+    if (rank == 0) {
+        self->rc = obc_send(buf.data, m->send_count, m->send_dtype, 1, comm);
+    } else {
+        self->rc = obc_recv(buf.data, m->recv_count, m->recv_dtype, 0, comm);
+    }
+    self->value = obct_now() - t;
+    snprintf(self->msg, sizeof(self->msg), "%s", obc_comm_last_error(comm));
+    /* Nothing written into the receive buffer, nothing around it. */
+    if (rank == 0) {
+        obct_verify("send buffer", buf.data, nbytes, 7, 0);
+    } else {
+        obct_verify_poison("recv buffer", buf.data, nbytes);
+    }
+    obct_buf_check("guards", &buf);
+    t = obct_now();
+    self->rc_after = obc_barrier(comm);
+    self->after_s = obct_now() - t;
+    /* Across hosts, a receiver that closes its sockets with the sender's
+     * unread data in them makes the kernel reset the connection, which can
+     * overtake its failure notice (the sender then reads PEER_LOST): give
+     * the notice time to land, as a program that reports its error does. */
+    obct_sleep(0.3);
+    obc_comm_destroy(comm);
+    obct_buf_free(&buf);
+    return obct_failures() == 0 ? 0 : 1;
+}
+
+static void run_mismatch(const struct mm *m, const char *where)
+{
+    struct obct_job job;
+    obct_spawn(&job, 2, mismatch_main, (void *)m, 0);
+    OBCT_EQ_INT(obct_join(&job, 30 * obct_time_scale()), 0);
+    for (int r = 0; r < 2; r++) {
+        const struct obct_report *rep = &job.reports[r];
+        printf("p2p_fault: %s, %s: rank %d: %s after %.3f s: %s\n", where, m->name, r,
+               obct_rc_name(rep->rc), rep->value, rep->msg);
+        OBCT_CHECK_EQ_INT(obct_exit_code(&job, r), 0);
+        OBCT_CHECK_EQ_INT(rep->rc, OBC_ERR_MISMATCH);
+        OBCT_CHECK(obct_msg_names_rank(rep->msg, 1 - r));
+        OBCT_CHECK_LE_DBL(rep->value, LIMIT_S * obct_time_scale());
+        OBCT_CHECK(rep->rc_after != OBC_SUCCESS);
+        OBCT_CHECK_LE_DBL(rep->after_s, 0.5 * obct_time_scale());
+    }
+    obct_job_check_shm(&job);
+    obct_job_free(&job);
+}
+
+/* The killed-rank scenario: a ring exchange in groups until the kill. */
+static int exchange_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self,
+                         void *arg)
+{
+    size_t nbytes = (size_t)1 << 20;
+    unsigned char *out = malloc(nbytes), *in = malloc(nbytes);
+    int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+    obc_result_t rc = OBC_SUCCESS;
+    (void)arg;
+    OBCT_ASSERT(out != NULL && in != NULL);
+    memset(out, rank, nbytes);
+    for (double end = obct_now() + 30; rc == OBC_SUCCESS && obct_now() < end;) {
+        obct_progress(self);
+        obc_group_start();
+        obc_send(out, nbytes, OBC_UINT8, right, comm);
+        obc_recv(in, nbytes, OBC_UINT8, left, comm);
+        rc = obc_group_end();
+    }
+    self->t_event = obct_now();
+    self->rc = rc;
+    snprintf(self->msg, sizeof(self->msg), "%s", obc_comm_last_error(comm));
+    double t = obct_now();
+    self->rc_after = obc_send(out, 8, OBC_UINT8, right, comm);
+    self->after_s = obct_now() - t;
+    obc_comm_destroy(comm);
+    free(out);
+    free(in);
+    return 0;
+}
+
+static int timeout_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self, void *arg)
+{
+    int v = 0;
+    (void)nranks;
+    (void)arg;
+    if (rank == 1) {
+        double t = obct_now();
+        self->rc = obc_recv(&v, 1, OBC_INT32, 0, comm);
+        self->value = obct_now() - t;
+        snprintf(self->msg, sizeof(self->msg), "%s", obc_comm_last_error(comm));
+    } else {
+        obct_sleep(3.0 * obct_time_scale()); /* never sends */
+    }
+    obc_comm_destroy(comm);
+    return 0;
+}
+
+static void run_timeout(const char *where)
+{
+    struct obct_job job;
+    setenv("OBC_TIMEOUT", "1", 1);
+    obct_spawn(&job, 2, timeout_main, NULL, 0);
+    OBCT_EQ_INT(obct_join(&job, 30 * obct_time_scale()), 0);
+    const struct obct_report *rep = &job.reports[1];
+    printf("p2p_fault: %s, timeout: rank 1: %s after %.3f s: %s\n", where, obct_rc_name(rep->rc),
+           rep->value, rep->msg);
+    OBCT_CHECK_EQ_INT(rep->rc, OBC_ERR_TIMEOUT);
+    OBCT_CHECK(obct_msg_names_rank(rep->msg, 0));
+    OBCT_CHECK_LE_DBL(rep->value, 4.0 * obct_time_scale());
+    obct_job_check_shm(&job);
+    obct_job_free(&job);
+    setenv("OBC_TIMEOUT", "20", 1);
+}
+
+int main(void)
+{
+    const struct mm cases[] = {
+        {"count", 100, 99, OBC_INT32, OBC_INT32},
+        {"dtype", 100, 100, OBC_FLOAT32, OBC_INT32},
+        {"large", ((size_t)4 << 20) + 1, ((size_t)4 << 20) + 2, OBC_UINT8, OBC_UINT8},
+    };
+    obct_watchdog(190);
+    setenv("OBC_TIMEOUT", "20", 1); /* detection must not wait for the timeout */
+    for (int cross = 0; cross < 2; cross++) {
+        const char *where = cross ? "fake hosts" : "one host";
+        if (cross) {
+            setenv("OBC_HOST_ID", "rank/1", 1); /* two ranks, two hosts */
+        }
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            run_mismatch(&cases[i], where);
+        }
+        run_timeout(where);
+        if (cross) {
+            setenv("OBC_HOST_ID", "rank/2", 1);
+        }
+        struct obct_job job;
+        printf("p2p_fault: %s: kill rank 2 of 4 during a ring exchange\n", where);
+        obct_spawn(&job, 4, exchange_main, NULL, 0);
+        obct_kill_and_check(&job, "p2p_fault", where, 2, "exchanges", 2.0 * obct_time_scale());
+        fflush(stdout);
+    }
+    return obct_finish("p2p_fault");
+}
