@@ -28,6 +28,7 @@ UNDEFINED = _native.UNDEFINED  # Communicator.split's color for "no new communic
 __all__ = [
     "init", "destroy", "is_initialized", "default_comm", "get_rank", "get_world_size",
     "broadcast", "empty", "all_reduce", "reduce", "all_gather", "reduce_scatter", "barrier",
+    "send", "recv", "isend", "irecv",
     "broadcast_object", "all_gather_object", "sync_module", "check_consistency",
     "GradientAverager", "Communicator", "Work", "ReduceOp", "get_unique_id", "group",
     "UNDEFINED",
@@ -121,6 +122,26 @@ def reduce_scatter(output, input, op=ReduceOp.SUM, async_op=False, comm=None):
 
 def barrier(async_op=False, comm=None):
     return _comm(comm).barrier(async_op)
+
+
+def send(tensor, dst, comm=None):
+    """Send tensor to rank dst (blocking; matched in order per pair)."""
+    return _comm(comm).send(tensor, dst)
+
+
+def recv(tensor, src, comm=None):
+    """Receive into tensor the next message from rank src (blocking)."""
+    return _comm(comm).recv(tensor, src)
+
+
+def isend(tensor, dst, comm=None):
+    """send, returning a Work."""
+    return _comm(comm).isend(tensor, dst)
+
+
+def irecv(tensor, src, comm=None):
+    """recv, returning a Work."""
+    return _comm(comm).irecv(tensor, src)
 
 
 def broadcast_object(obj, src=0, comm=None):

@@ -350,6 +350,32 @@ class Communicator:
         return self._run(N.lib.obc_barrier, N.lib.obc_ibarrier, (), None, async_op,
                          what="barrier")
 
+    # -- point-to-point (docs/p2p.md) ---------------------------------------
+    def send(self, tensor, dst):
+        """Send tensor to rank dst; returns when tensor may be reused. Matched
+        in order with dst's recv from this rank; count and dtype must agree
+        (else obc.Mismatch on both ranks). Inside obc.group(), the group's
+        sends and receives progress together."""
+        return self._p2p(N.lib.obc_send, N.lib.obc_isend, tensor, dst, False, "send")
+
+    def recv(self, tensor, src):
+        """Receive into tensor (in place) the next message from rank src."""
+        return self._p2p(N.lib.obc_recv, N.lib.obc_irecv, tensor, src, True, "recv")
+
+    def isend(self, tensor, dst):
+        """send, returning a Work at once."""
+        return self._p2p(N.lib.obc_send, N.lib.obc_isend, tensor, dst, False, "isend", True)
+
+    def irecv(self, tensor, src):
+        """recv, returning a Work at once."""
+        return self._p2p(N.lib.obc_recv, N.lib.obc_irecv, tensor, src, True, "irecv", True)
+
+    def _p2p(self, blocking, nonblocking, tensor, peer, writable, what, async_op=False):
+        peer = self._root(peer, what)
+        buf = B.as_buffer(tensor, what, writable=writable, any_dtype=True)
+        return self._run(blocking, nonblocking, (buf.ptr, buf.count, buf.dtype, peer), buf,
+                         async_op, what=what)
+
     def synchronize(self):
         """Wait for every operation this rank started on the communicator."""
         N.check(N.lib.obc_comm_synchronize(self._h()), self._handle, "synchronize")

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: MIT
+"""send/recv/isend/irecv on NumPy arrays and torch tensors of every obc dtype:
+a ring shift in a group, isend/irecv outside one, sends to self, and a
+mismatched pair raising obc.Mismatch on both ranks."""
+import numpy as np
+import pytest
+from conftest import KINDS, as_f64, kind_id, make, torch
+
+import obc
+
+COUNT = 1031
+
+
+def payload(rank, n=COUNT):
+    return (np.arange(n) % 7) + rank + 1  # exact in every dtype
+
+
+def empty_like_kind(kind, n=COUNT):
+    return make(kind, np.zeros(n))
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=kind_id)
+def test_ring_shift_group(comm, kind):
+    right, left = (comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size
+    out, got = make(kind, payload(comm.rank)), empty_like_kind(kind)
+    with obc.group():
+        obc.send(out, right)
+        obc.recv(got, left)
+    np.testing.assert_array_equal(as_f64(got), payload(left))
+
+
+@pytest.mark.parametrize("lib", ["numpy", "torch"])
+def test_isend_irecv_outside_group(comm, lib):
+    kind = (lib, np.float32 if lib == "numpy" else torch.float32)
+    right, left = (comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size
+    n = (1 << 20) + 3  # large: both ranks send first, the runner batches the two
+    out, got = make(kind, payload(comm.rank, n)), empty_like_kind(kind, n)
+    works = [comm.isend(out, right), comm.irecv(got, left)]
+    assert all(isinstance(w, obc.Work) for w in works)
+    for w in works:
+        assert w.wait()
+    np.testing.assert_array_equal(as_f64(got), payload(left, n))
+
+
+def test_pingpong_and_self(comm):
+    x = np.arange(10, dtype=np.int64) + comm.rank
+    y = np.zeros(10, dtype=np.int64)
+    obc.send(x, comm.rank)  # to self: buffered
+    obc.recv(y, comm.rank)
+    np.testing.assert_array_equal(y, x)
+    if comm.size < 2 or comm.rank > 1:
+        return
+    peer = 1 - comm.rank
+    t = torch.arange(5, dtype=torch.float64) * (comm.rank + 1)
+    r = torch.zeros(5, dtype=torch.float64)
+    if comm.rank == 0:
+        obc.send(t, peer)
+        obc.recv(r, peer)
+    else:
+        obc.recv(r, peer)
+        obc.send(t, peer)
+    assert torch.equal(r, torch.arange(5, dtype=torch.float64) * (peer + 1))
+
+
+def test_bad_peer(comm):
+    with pytest.raises(ValueError):
+        obc.send(np.zeros(3), comm.size)
+    with pytest.raises(ValueError):
+        comm.irecv(np.zeros(3), -1)
+
+
+def test_mismatch_both_sides(fresh_comm):
+    c = fresh_comm
+    if c.size < 2:
+        pytest.skip("needs two ranks")
+    if c.rank > 1:
+        return  # the others are not part of the pair; their communicator breaks too
+    if c.rank == 0:
+        with pytest.raises(obc.Mismatch):
+            c.send(np.zeros(8, dtype=np.int32), 1)
+    else:
+        with pytest.raises(obc.Mismatch):
+            c.recv(np.zeros(8, dtype=np.float32), 0)
