@@ -12,6 +12,7 @@
  * their exact expected results), perf_stats.c (clock, statistics,
  * collecting stamps), perf_ops.c (op table, broadcast and barrier),
  * perf_ops_reduce.c (allreduce, reduce, allgather, reduce_scatter),
+ * perf_ops_p2p.c (sendrecv, a ping-pong),
  * perf_bench.c (one size), perf_output.c (table and CSV), perf_main.c
  * (driver).
  */
@@ -54,6 +55,7 @@ struct perf_ctx;
 struct perf_op {
     const char *name; /* -o NAME, as OBC_ALGO spells it */
     obc_coll_t coll; /* the collective, for obc_comm_algorithm */
+    bool is_p2p; /* point-to-point (sendrecv): no collective algorithm to name */
     bool has_root; /* prints the root; span starts at the root's start */
     bool has_data; /* false (barrier): one row, no buffers, no validation */
     bool has_redop; /* takes --op (the reductions) */
@@ -152,6 +154,9 @@ extern const struct perf_op perf_op_allreduce;
 extern const struct perf_op perf_op_reduce;
 extern const struct perf_op perf_op_allgather;
 extern const struct perf_op perf_op_reduce_scatter;
+
+/* perf_ops_p2p.c */
+extern const struct perf_op perf_op_sendrecv;
 
 /* perf_stats.c */
 int64_t perf_now_ns(void);

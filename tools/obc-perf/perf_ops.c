@@ -181,8 +181,9 @@ static const struct perf_op op_barrier = {
 };
 
 static const struct perf_op *const op_table[] = {
-    &op_broadcast,   &op_barrier,        &perf_op_allreduce,
-    &perf_op_reduce, &perf_op_allgather, &perf_op_reduce_scatter,
+    &op_broadcast,     &op_barrier,        &perf_op_allreduce,
+    &perf_op_reduce,   &perf_op_allgather, &perf_op_reduce_scatter,
+    &perf_op_sendrecv,
 };
 
 #define N_OPS (sizeof(op_table) / sizeof(op_table[0]))

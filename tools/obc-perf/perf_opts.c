@@ -161,7 +161,8 @@ void perf_opts_usage(FILE *out)
     fprintf(out,
             "usage: obcrun -n N obc-perf [options]\n"
             "  -o, --collective NAME  broadcast barrier allreduce reduce allgather\n"
-            "                       reduce_scatter (default broadcast; -o list)\n"
+            "                       reduce_scatter, sendrecv (ping-pong of rank 0 and the\n"
+            "                       last rank) (default broadcast; -o list)\n"
             "  -b, --minbytes SIZE  smallest message, K/M/G = 2^10/2^20/2^30 (default 8)\n"
             "  -e, --maxbytes SIZE  largest message, always measured (default 256M)\n"
             "  -f, --stepfactor F   size multiplier between steps, > 1 (default 2)\n"
@@ -351,6 +352,9 @@ const char *perf_impl_label(struct perf_ctx *ctx, char *buf, size_t len)
     if (ctx->opts->label != NULL) {
         return ctx->opts->label;
     }
+    if (ctx->op->is_p2p) {
+        return "obc";
+    }
     perf_must(ctx, obc_comm_algorithm_forced(ctx->comm, ctx->op->coll, forced, sizeof(forced)),
               "obc_comm_algorithm_forced");
     if (forced[0] == '\0') {
@@ -362,6 +366,10 @@ const char *perf_impl_label(struct perf_ctx *ctx, char *buf, size_t len)
 
 void perf_algorithm(struct perf_ctx *ctx, char *buf, size_t len)
 {
+    if (ctx->op->is_p2p) {
+        snprintf(buf, len, "p2p");
+        return;
+    }
     perf_must(ctx, obc_comm_algorithm(ctx->comm, ctx->op->coll, ctx->count * ctx->dsize, buf, len),
               "obc_comm_algorithm");
 }

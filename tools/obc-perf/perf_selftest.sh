@@ -64,7 +64,10 @@ for np in 2 3; do
     run "allgather int8 in place" "$np" -- -o allgather -d int8 -i 1
     run "allgather float32 async" "$np" -- -o allgather -a 1
     run "allgather int64 in place async" "$np" -- -o allgather -d int64 -i 1 -a 1
+    run "sendrecv uint8" "$np" -- -o sendrecv
+    run "sendrecv float16 async" "$np" -- -o sendrecv -d float16 -a 1
 done
+run "sendrecv across fake hosts" 3 OBC_HOST_ID=rank/2 -- -o sendrecv -d int32
 
 # Each algorithm the library accepts in OBC_ALGO, once, and the label it gives.
 for spec in allreduce=shm allreduce=ring allreduce=recdbl allreduce=hier reduce=shm reduce=ring \
@@ -93,6 +96,17 @@ for op in allreduce reduce allgather reduce_scatter; do
         echo "ok   $op -X (np 3)"
     fi
 done
+
+# sendrecv's damaged copy is rank 0's (the ranks between the pair are idle).
+nrun=$((nrun + 1))
+if "$OBCRUN" -n 3 --timeout $((60 * MULT)) "$PERF" -o sendrecv -b 64 -e 4K -f 8 -w 1 -m 2 -n 2 \
+    -t 0.01 -X >"$OUT" 2>"$OUT.err" && grep -q "self-test" "$OUT"; then
+    echo "ok   sendrecv -X (np 3)"
+else
+    echo "FAIL sendrecv -X (np 3)"
+    sed 's/^/    /' "$OUT" "$OUT.err"
+    nfail=$((nfail + 1))
+fi
 
 echo "$nrun runs, $nfail failed"
 [ "$nfail" -eq 0 ]
