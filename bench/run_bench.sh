@@ -15,7 +15,10 @@
 #
 # Usage: bench/run_bench.sh [options]
 #   -O OP           collective: broadcast allreduce reduce allgather reduce_scatter
-#                   (default broadcast); writes OP_{maxrank,span}.{csv,png,md}
+#                   sendrecv (default broadcast); writes OP_{maxrank,span}.{csv,png,md}
+#                   sendrecv: a ping-pong of rank 0 and the last rank, usec = round trip,
+#                   busbw = one-way bandwidth; its MPI anchor (anchors/mpi_pingpong.c)
+#                   has the maxrank metric only, gloo none
 #   -n "2 4 8"      NP list (default "2 4 8")
 #   -i "LIST"       what to run (default "memcpy memcpy_nt latency openmpi mpich gloo obc"):
 #                     memcpy memcpy_nt latency     reference rows (once, both metrics)
@@ -107,7 +110,7 @@ while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:U:Iqh" opt; do
 done
 
 case $OP in
-broadcast | allreduce | reduce | allgather | reduce_scatter) ;;
+broadcast | allreduce | reduce | allgather | reduce_scatter | sendrecv) ;;
 *) echo "run_bench.sh: unknown collective '$OP' (-O)" >&2; exit 2 ;;
 esac
 [[ $BUSY =~ ^[0-9]+$ ]] || { echo "run_bench.sh: --busy wants a count, not '$BUSY'" >&2; exit 2; }
@@ -235,6 +238,8 @@ build_coll_anchors() {
         if command -v "${!cc}" >/dev/null; then
             "${!cc}" -O2 -std=c11 -o "$CBUILD/mpi_coll_bench.$mpi" "$HERE/anchors/mpi_coll_bench.c" ||
                 log "warning: building mpi_coll_bench.$mpi failed"
+            "${!cc}" -O2 -std=c11 -o "$CBUILD/mpi_pingpong.$mpi" "$HERE/anchors/mpi_pingpong.c" ||
+                log "warning: building mpi_pingpong.$mpi failed"
         else
             log "warning: ${!cc} not found, the $mpi anchor is unavailable"
         fi
@@ -247,15 +252,24 @@ run_coll_anchor() {
     local args=(-o "$OP" -b "$MINB" -e "$MAXB" -f "$FACTOR" -r "$ROOT" -w "$WARMUP" -n "$MAXIT"
         -m "$MINIT" -t "$BUDGET" -v)
     [[ $metric == span ]] && args+=(-S)
+    local bench=mpi_coll_bench
+    if [[ $OP == sendrecv ]]; then
+        if [[ $metric == span || $impl == gloo ]]; then
+            log "warning: no $impl anchor of sendrecv for the $metric metric; skipped"
+            return 0
+        fi
+        bench=mpi_pingpong
+        args=(-b "$MINB" -e "$MAXB" -f "$FACTOR" -w "$WARMUP" -n "$MAXIT" -m "$MINIT" -t "$BUDGET")
+    fi
     local cmd=()
     case $impl in
     openmpi | openmpi_yield)
         cmd=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$RUN_OPENMPI"
             --allow-run-as-root --oversubscribe)
         [[ $impl == openmpi_yield ]] && cmd+=(--mca mpi_yield_when_idle 1)
-        cmd+=(-np "$np" "$CBUILD/mpi_coll_bench.openmpi" -i "$impl")
+        cmd+=(-np "$np" "$CBUILD/$bench.openmpi" -i "$impl")
         ;;
-    mpich) cmd=("$RUN_MPICH" -np "$np" "$CBUILD/mpi_coll_bench.mpich" -i mpich) ;;
+    mpich) cmd=("$RUN_MPICH" -np "$np" "$CBUILD/$bench.mpich" -i mpich) ;;
     gloo)
         if [[ $OP == reduce_scatter ]]; then
             log "warning: gloo has no reduce_scatter; skipped"
