@@ -494,6 +494,16 @@ OBC_API obc_result_t obc_comm_dup(obc_comm_t *comm, obc_comm_t **newcomm);
  * group progress together, so exchange patterns written as sends (ring
  * shifts, all-to-all) never deadlock, as in NCCL. A (count, dtype) that
  * differs between the pair is OBC_ERR_MISMATCH on both sides.
+ * Sends are synchronous: obc_send returns once the receiver has accepted the
+ * message (checked its header), so two ranks that both send first wait for
+ * each other outside a group; consecutive obc_isend/obc_irecv calls progress
+ * together as in a group. A send to self is buffered and returns at once; a
+ * blocking receive from self with no send to self before it is
+ * OBC_ERR_INVALID_ARG. Sends and receives do not count in the collectives'
+ * order, but between two ranks they must be issued in the same relative
+ * order with the collectives (docs/p2p.md). Codes: OBC_ERR_INVALID_ARG (peer
+ * out of range, NULL buf with count > 0, bad dtype, NULL req),
+ * OBC_ERR_MISMATCH, OBC_ERR_PEER_LOST, OBC_ERR_TIMEOUT, OBC_ERR_ABORTED.
  */
 OBC_API obc_result_t obc_send(const void *buf, size_t count, obc_dtype_t dtype, int peer,
                               obc_comm_t *comm);
