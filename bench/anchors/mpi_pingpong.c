@@ -57,13 +57,16 @@ static size_t parse_size(const char *s)
     char *end = NULL;
     double v = strtod(s, &end);
     switch (end != NULL ? *end : '\0') {
-    case 'K': case 'k':
+    case 'K':
+    case 'k':
         v *= 1024.0;
         break;
-    case 'M': case 'm':
+    case 'M':
+    case 'm':
         v *= 1024.0 * 1024.0;
         break;
-    case 'G': case 'g':
+    case 'G':
+    case 'g':
         v *= 1024.0 * 1024.0 * 1024.0;
         break;
     default:
@@ -222,8 +225,8 @@ int main(int argc, char **argv)
         }
         if (rank == 0) {
             qsort(times, (size_t)iters, sizeof(double), cmp_double);
-            double med = iters % 2 ? times[iters / 2]
-                                   : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
+            double med =
+                iters % 2 ? times[iters / 2] : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
             double algbw = (double)n / med / 1e9;
             printf("%s,%d,%zu,%.3f,%.4f,%.4f,%llu\n", o.impl, nranks, n, med * 1e6, algbw,
                    2.0 * algbw, (unsigned long long)bad);
