@@ -279,9 +279,10 @@ static obc_result_t p2p_wait(struct obc__engine *e, bool queued, int64_t last_pr
                              unsigned *turn, int64_t *slice)
 {
     struct obc__wait ws[P2P_MAX_WAITS];
-    static _Atomic uint32_t never; /* receives from self: no word announces them */
+    /* Receives from self: no word announces them; sleep a slice, then look. */
+    static _Atomic uint32_t never, never_sleepers;
     size_t n = obc__p2p_batch_waits(e->p2p, ws, P2P_MAX_WAITS);
-    struct obc__wait w = {&never, NULL, 0, -1, false};
+    struct obc__wait w = {&never, &never_sleepers, 0, -1, false};
     if (n == 0 && !queued) {
         return obc__err_set(e->ctx.err, OBC_ERR_INVALID_ARG,
                             "obc_recv on rank %d from itself: no send to itself came before it "
@@ -309,11 +310,15 @@ static obc_result_t run_p2p(struct obc__engine *e, struct obc__op *op, bool queu
     static _Thread_local bool settled[P2P_BATCH_MAX];
     int64_t last_progress = obc__now_ns(), slice = P2P_TURN_MIN_NS;
     unsigned turn = 0;
+    size_t cleared = 1;
     obc__p2p_batch_begin(e->p2p, op);
-    memset(settled, 0, sizeof(settled));
+    settled[0] = false;
     for (;;) {
         if (queued) {
             absorb(e, op);
+            for (; cleared < obc__p2p_batch_len(e->p2p); cleared++) {
+                settled[cleared] = false;
+            }
         }
         bool moved = false;
         obc_result_t res = obc__p2p_batch_step(e->p2p, &e->ctx, &moved);
@@ -376,7 +381,9 @@ static void complete(struct obc__engine *e, struct obc__op *op, obc_result_t res
     if (res != OBC_SUCCESS) {
         atomic_compare_exchange_strong(&e->first_error, &none, (int)res);
     }
-    obc__op_finish(op, res);
+    if (!obc__op_is_done(op)) { /* a batch's head was finished early (run_p2p's settle) */
+        obc__op_finish(op, res);
+    }
     atomic_fetch_add_explicit(&e->completed, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&e->completed_waiters, memory_order_seq_cst) != 0) {
         obc__futex_wake(&e->completed, false);

@@ -17,10 +17,12 @@
  */
 /* obct: timeout=200 san */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "data.h"
 #include "killcheck.h"
@@ -127,18 +129,24 @@ static int exchange_main(obc_comm_t *comm, int rank, int nranks, struct obct_rep
     return 0;
 }
 
+/* Rank 0 never sends; it stays (without leaving the communicator, which
+ * would be a departure, not silence) until rank 1's receive has returned. */
 static int timeout_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self, void *arg)
 {
+    atomic_int *received = arg;
     int v = 0;
     (void)nranks;
-    (void)arg;
     if (rank == 1) {
         double t = obct_now();
         self->rc = obc_recv(&v, 1, OBC_INT32, 0, comm);
         self->value = obct_now() - t;
         snprintf(self->msg, sizeof(self->msg), "%s", obc_comm_last_error(comm));
+        atomic_store(received, 1);
     } else {
-        obct_sleep(3.0 * obct_time_scale()); /* never sends */
+        for (double end = obct_now() + 20 * obct_time_scale();
+             !atomic_load(received) && obct_now() < end;) {
+            obct_sleep(0.01);
+        }
     }
     obc_comm_destroy(comm);
     return 0;
@@ -147,8 +155,12 @@ static int timeout_main(obc_comm_t *comm, int rank, int nranks, struct obct_repo
 static void run_timeout(const char *where)
 {
     struct obct_job job;
+    atomic_int *received =
+        mmap(NULL, sizeof(*received), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    OBCT_ASSERT(received != MAP_FAILED);
+    atomic_init(received, 0);
     setenv("OBC_TIMEOUT", "1", 1);
-    obct_spawn(&job, 2, timeout_main, NULL, 0);
+    obct_spawn(&job, 2, timeout_main, received, 0);
     OBCT_EQ_INT(obct_join(&job, 30 * obct_time_scale()), 0);
     const struct obct_report *rep = &job.reports[1];
     printf("p2p_fault: %s, timeout: rank 1: %s after %.3f s: %s\n", where, obct_rc_name(rep->rc),
@@ -158,6 +170,7 @@ static void run_timeout(const char *where)
     OBCT_CHECK_LE_DBL(rep->value, 4.0 * obct_time_scale());
     obct_job_check_shm(&job);
     obct_job_free(&job);
+    munmap(received, sizeof(*received));
     setenv("OBC_TIMEOUT", "20", 1);
 }
 
