@@ -192,6 +192,36 @@ static void frames_reach_both_transports(void **state)
     }
 }
 
+/* A tracked slot is seen once, and only once, the receiver released it:
+ * through the channel's released count (shm) and a FRAME_SEEN (tcp). */
+static void tracked_slots_are_seen_after_release(void **state)
+{
+    (void)state;
+    for (int to = 1; to <= 2; to++) {
+        struct obc__wait w = {.peer = -1};
+        unsigned char *slot;
+        while ((slot = obc__p2p_send_acquire(p2ps[0], to, &w)) == NULL) {
+            assert_int_equal(wait_word(arenas[0], &w), OBC_SUCCESS);
+        }
+        memset(slot, 7, 16);
+        uint64_t ticket = obc__p2p_send_publish_tracked(p2ps[0], to, 16, 77);
+        size_t n = 0;
+        uint64_t stamp = 0;
+        while (obc__p2p_recv_peek(p2ps[to], 0, &n, &stamp, &w) == NULL) {
+            assert_int_equal(wait_word(arenas[to], &w), OBC_SUCCESS);
+        }
+        assert_int_equal(n, 16);
+        assert_true(stamp == 77);
+        w.peer = -1;
+        assert_false(obc__p2p_send_seen(p2ps[0], to, ticket, &w)); /* not released yet */
+        assert_int_equal(w.peer, to);
+        obc__p2p_recv_release(p2ps[to], 0);
+        while (!obc__p2p_send_seen(p2ps[0], to, ticket, &w)) {
+            assert_int_equal(wait_word(arenas[0], &w), OBC_SUCCESS);
+        }
+    }
+}
+
 static void waits_name_the_rank(void **state)
 {
     struct obc__wait w = {.peer = -1};
@@ -224,6 +254,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(frames_reach_both_transports),
+        cmocka_unit_test(tracked_slots_are_seen_after_release),
         cmocka_unit_test(waits_name_the_rank),
         cmocka_unit_test(a_failed_link_is_named),
     };
