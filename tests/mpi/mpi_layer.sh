@@ -1,12 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# mpi_layer.sh KIND MPIRUN PROG LAYER NRANKS PERSONAL MODE... - run the MPI
+# mpi_layer.sh KIND MPIRUN PROG LAYER NRANKS MODE... - run the MPI
 # program PROG (mpi_layer_check or a script) under MPIRUN at NRANKS ranks,
 # once per MODE:
 #   layer  LD_PRELOAD=LAYER, OBC_MPI_REPORT=1: PROG must pass, and the
 #          layer's line must say it served exactly the calls PROG says it
-#          should have (the Alltoall/Gather/Scatter ones too when PERSONAL is
-#          ON) and passed the rest: the served calls went through obc;
+#          should have and passed the rest: the served calls went through obc;
 #   off    the same with OBC_MPI=0: everything passed to MPI;
 #   plain  no layer: PROG passes on MPI alone (its checks are MPI's answers);
 #   fault  PROG is mpi_fault, whose last rank kills itself: the launcher is
@@ -14,8 +13,8 @@
 #          MPI_ERR_OTHER from its MPI_Allreduce within 30 s (the layer sets no
 #          timeout) with the layer's message naming the lost rank.
 # KIND is openmpi or mpich (their launchers spell options differently).
-kind=$1 mpirun=$2 prog=$3 layer=$4 n=$5 personal=$6
-shift 6
+kind=$1 mpirun=$2 prog=$3 layer=$4 n=$5
+shift 5
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
 # Variables of obcrun and torchrun must not reach the ranks' libobc.
@@ -68,32 +67,18 @@ for mode in "$@"; do
         echo "mpi_layer: $kind $mode at $n ranks: exit status $rc"
         exit 1
     fi
-    expect=$(sed -n 's/^.*expect served \([0-9]*\) passed \([0-9]*\) personal \([0-9]*\)$/\1 \2 \3/p' "$out")
+    expect=$(sed -n 's/^.*expect served \([0-9]*\) passed \([0-9]*\)$/\1 \2/p' "$out")
     got=$(sed -n 's/^obc-mpi: served \([0-9]*\) calls through obc, passed \([0-9]*\) to MPI$/\1 \2/p' "$out")
     if [ -z "$expect" ]; then
         cat "$out"
-        echo "mpi_layer: $prog printed no 'expect served N passed M personal P' line"
+        echo "mpi_layer: $prog printed no 'expect served N passed M' line"
         exit 1
     fi
     set -- $expect
-    s=$1 p=$2 q=$3
+    s=$1 p=$2
     case $mode in
-    layer)
-        # without OBC_MPI_PERSONAL the layer does not define those three
-        # calls: MPI takes them directly and the layer never counts them
-        if [ "$personal" = ON ]; then
-            want="$((s + q)) $p"
-        else
-            want="$s $p"
-        fi
-        ;;
-    off)
-        if [ "$personal" = ON ]; then
-            want="0 $((s + p + q))"
-        else
-            want="0 $((s + p))"
-        fi
-        ;;
+    layer) want="$s $p" ;;
+    off) want="0 $((s + p))" ;;
     plain) want="" ;;
     esac
     if [ "$got" != "$want" ]; then
