@@ -58,7 +58,8 @@ OBC_MPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatyp
     obc__mpi_count_served();
     int nranks = obc_comm_size(oc);
     int rank = obc_comm_rank(oc);
-    int rc = obc__mpi_view_open(&v, recvbuf, recvcount * nranks, recvtype, in_place, comm);
+    int rc =
+        obc__mpi_view_open(&v, recvbuf, (long long)recvcount * nranks, recvtype, in_place, comm);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
@@ -66,7 +67,8 @@ OBC_MPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatyp
     unsigned char *own = (unsigned char *)v.bytes + (size_t)rank * block;
     if (in_place) {
         obc_result_t r = obc_allgather(own, v.bytes, block, OBC_UINT8, oc);
-        return obc__mpi_finish(comm, "MPI_Allgather", oc, r, NULL, &v, recvcount * nranks);
+        return obc__mpi_finish(comm, "MPI_Allgather", oc, r, NULL, &v,
+                               (long long)recvcount * nranks);
     }
     rc = obc__mpi_view_open(&s, sendbuf, sendcount, sendtype, true, comm);
     if (rc != MPI_SUCCESS) {
@@ -74,7 +76,7 @@ OBC_MPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatyp
         return rc;
     }
     obc_result_t r = obc_allgather(s.bytes, v.bytes, block, OBC_UINT8, oc);
-    return obc__mpi_finish(comm, "MPI_Allgather", oc, r, &s, &v, recvcount * nranks);
+    return obc__mpi_finish(comm, "MPI_Allgather", oc, r, &s, &v, (long long)recvcount * nranks);
 }
 
 /* A reduction is obc's when its op and its basic element type are; MPI
@@ -189,7 +191,7 @@ OBC_MPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, 
     int rank = obc_comm_rank(oc);
     size_t n = (size_t)recvcount * per;
     if (in_place) {
-        int rc = obc__mpi_view_open(&v, recvbuf, recvcount * nranks, type, true, comm);
+        int rc = obc__mpi_view_open(&v, recvbuf, (long long)recvcount * nranks, type, true, comm);
         if (rc != MPI_SUCCESS) {
             return rc;
         }
@@ -205,7 +207,7 @@ OBC_MPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, 
     if (rc != MPI_SUCCESS) {
         return rc;
     }
-    rc = obc__mpi_view_open(&s, sendbuf, recvcount * nranks, type, true, comm);
+    rc = obc__mpi_view_open(&s, sendbuf, (long long)recvcount * nranks, type, true, comm);
     if (rc != MPI_SUCCESS) {
         obc__mpi_view_close(&v, false, 0, comm);
         return rc;

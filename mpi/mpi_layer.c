@@ -328,8 +328,8 @@ static bool is_direct(MPI_Datatype t)
         true_lb == 0 && extent == size && true_extent == size;
 }
 
-int obc__mpi_view_open(struct obc__mpi_view *v, const void *user, int count, MPI_Datatype type,
-                       bool load, MPI_Comm comm)
+int obc__mpi_view_open(struct obc__mpi_view *v, const void *user, long long count,
+                       MPI_Datatype type, bool load, MPI_Comm comm)
 {
     int size = 0;
     memset(v, 0, sizeof *v);
@@ -357,7 +357,7 @@ int obc__mpi_view_open(struct obc__mpi_view *v, const void *user, int count, MPI
     v->is_packed = true;
     if (load) {
         int pos = 0;
-        int rc = PMPI_Pack(user, count, type, v->bytes, (int)v->nbytes, &pos, comm);
+        int rc = PMPI_Pack(user, (int)count, type, v->bytes, (int)v->nbytes, &pos, comm);
         if (rc != MPI_SUCCESS) {
             return rc;
         }
@@ -365,7 +365,7 @@ int obc__mpi_view_open(struct obc__mpi_view *v, const void *user, int count, MPI
     return MPI_SUCCESS;
 }
 
-int obc__mpi_view_close(struct obc__mpi_view *v, bool store, int items, MPI_Comm comm)
+int obc__mpi_view_close(struct obc__mpi_view *v, bool store, long long items, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
     if (!v->is_packed) {
@@ -373,7 +373,8 @@ int obc__mpi_view_close(struct obc__mpi_view *v, bool store, int items, MPI_Comm
     }
     if (store && items > 0) {
         int pos = 0;
-        rc = PMPI_Unpack(v->bytes, (int)v->nbytes, &pos, v->user, items, v->type, comm);
+        /* a packed view holds at most INT32_MAX bytes, so items fits an int */
+        rc = PMPI_Unpack(v->bytes, (int)v->nbytes, &pos, v->user, (int)items, v->type, comm);
     }
     free(v->bytes);
     v->bytes = NULL;
@@ -382,7 +383,7 @@ int obc__mpi_view_close(struct obc__mpi_view *v, bool store, int items, MPI_Comm
 }
 
 int obc__mpi_finish(MPI_Comm comm, const char *call, obc_comm_t *oc, obc_result_t r,
-                    struct obc__mpi_view *in, struct obc__mpi_view *out, int items)
+                    struct obc__mpi_view *in, struct obc__mpi_view *out, long long items)
 {
     int rc = MPI_SUCCESS;
     if (in != NULL) {

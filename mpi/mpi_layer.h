@@ -61,7 +61,7 @@ bool obc__mpi_reduce_op(MPI_Op op, obc_redop_t *out);
  */
 struct obc__mpi_view {
     void *user; /* the caller's buffer */
-    int count; /* items of type at user */
+    long long count; /* items of type at user (a count times nranks may pass INT_MAX) */
     MPI_Datatype type; /* the caller's datatype */
     void *bytes; /* what obc reads and writes: user itself, or the temporary */
     size_t nbytes; /* count * the size of type */
@@ -69,16 +69,16 @@ struct obc__mpi_view {
 };
 /* Set v up; with load, a packed view copies the caller's data in. Returns an
  * MPI error code (MPI_ERR_NO_MEM, MPI_ERR_COUNT) or MPI_SUCCESS. */
-int obc__mpi_view_open(struct obc__mpi_view *v, const void *user, int count, MPI_Datatype type,
-                       bool load, MPI_Comm comm);
+int obc__mpi_view_open(struct obc__mpi_view *v, const void *user, long long count,
+                       MPI_Datatype type, bool load, MPI_Comm comm);
 /* With store, copy the first `items` items back into the caller's buffer
  * (a packed view only); free the temporary either way. */
-int obc__mpi_view_close(struct obc__mpi_view *v, bool store, int items, MPI_Comm comm);
+int obc__mpi_view_close(struct obc__mpi_view *v, bool store, long long items, MPI_Comm comm);
 
 /* The end of a served call: close the sent view and the received one (which
  * stores `items` items back when r is OBC_SUCCESS); a failed r goes to
  * obc__mpi_fail. Returns what the MPI call returns. */
 int obc__mpi_finish(MPI_Comm comm, const char *call, obc_comm_t *oc, obc_result_t r,
-                    struct obc__mpi_view *in, struct obc__mpi_view *out, int items);
+                    struct obc__mpi_view *in, struct obc__mpi_view *out, long long items);
 
 #endif

@@ -22,22 +22,24 @@ OBC_MPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype
     }
     obc__mpi_count_served();
     int nranks = obc_comm_size(oc);
-    int rc = obc__mpi_view_open(&v, recvbuf, recvcount * nranks, recvtype, in_place, comm);
+    int rc =
+        obc__mpi_view_open(&v, recvbuf, (long long)recvcount * nranks, recvtype, in_place, comm);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
     size_t block = v.nbytes / (size_t)nranks;
     if (in_place) {
         obc_result_t r = obc_alltoall(v.bytes, v.bytes, block, OBC_UINT8, oc);
-        return obc__mpi_finish(comm, "MPI_Alltoall", oc, r, NULL, &v, recvcount * nranks);
+        return obc__mpi_finish(comm, "MPI_Alltoall", oc, r, NULL, &v,
+                               (long long)recvcount * nranks);
     }
-    rc = obc__mpi_view_open(&s, sendbuf, sendcount * nranks, sendtype, true, comm);
+    rc = obc__mpi_view_open(&s, sendbuf, (long long)sendcount * nranks, sendtype, true, comm);
     if (rc != MPI_SUCCESS) {
         obc__mpi_view_close(&v, false, 0, comm);
         return rc;
     }
     obc_result_t r = obc_alltoall(s.bytes, v.bytes, block, OBC_UINT8, oc);
-    return obc__mpi_finish(comm, "MPI_Alltoall", oc, r, &s, &v, recvcount * nranks);
+    return obc__mpi_finish(comm, "MPI_Alltoall", oc, r, &s, &v, (long long)recvcount * nranks);
 }
 
 /* The root's MPI_IN_PLACE: its own block already lies in recvbuf, which is
@@ -65,14 +67,15 @@ OBC_MPI_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype s
         return obc__mpi_finish(comm, "MPI_Gather", oc, r, &s, NULL, 0);
     }
     bool in_place = sendbuf == MPI_IN_PLACE;
-    int rc = obc__mpi_view_open(&v, recvbuf, recvcount * nranks, recvtype, in_place, comm);
+    int rc =
+        obc__mpi_view_open(&v, recvbuf, (long long)recvcount * nranks, recvtype, in_place, comm);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
     size_t block = v.nbytes / (size_t)nranks;
     if (in_place) {
         obc_result_t r = obc_gather(v.bytes, v.bytes, block, OBC_UINT8, root, oc);
-        return obc__mpi_finish(comm, "MPI_Gather", oc, r, NULL, &v, recvcount * nranks);
+        return obc__mpi_finish(comm, "MPI_Gather", oc, r, NULL, &v, (long long)recvcount * nranks);
     }
     rc = obc__mpi_view_open(&s, sendbuf, sendcount, sendtype, true, comm);
     if (rc != MPI_SUCCESS) {
@@ -80,7 +83,7 @@ OBC_MPI_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype s
         return rc;
     }
     obc_result_t r = obc_gather(s.bytes, v.bytes, block, OBC_UINT8, root, oc);
-    return obc__mpi_finish(comm, "MPI_Gather", oc, r, &s, &v, recvcount * nranks);
+    return obc__mpi_finish(comm, "MPI_Gather", oc, r, &s, &v, (long long)recvcount * nranks);
 }
 
 /* The root's MPI_IN_PLACE (as recvbuf): its own block stays in sendbuf,
@@ -107,7 +110,7 @@ OBC_MPI_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype 
         obc_result_t r = obc_scatter(NULL, v.bytes, v.nbytes, OBC_UINT8, root, oc);
         return obc__mpi_finish(comm, "MPI_Scatter", oc, r, NULL, &v, recvcount);
     }
-    int rc = obc__mpi_view_open(&s, sendbuf, sendcount * nranks, sendtype, true, comm);
+    int rc = obc__mpi_view_open(&s, sendbuf, (long long)sendcount * nranks, sendtype, true, comm);
     if (rc != MPI_SUCCESS) {
         return rc;
     }
