@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # mpi4py_check.py - Debian's python3-mpi4py through the layer (mpi_layer.sh
-# runs it like mpi_layer_check): the buffer calls on numpy arrays, each one
+# runs it like mpi_layer_check): the buffer calls on numpy arrays (the
+# personalised Alltoall, Gather and Scatter too, in place and not), each one
 # MPI call, checked against values computed here; the last line says how
 # many the layer should serve (numeric dtypes obc has, ops SUM/PROD/MIN/MAX)
 # and pass (MPI.BAND, int16), as mpi_layer_check's does.
@@ -48,6 +49,41 @@ for dt in (np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64, np.float
     check(f"Reduce_scatter_block {dt.__name__}", rs,
           np.sum(np.stack([e[:blk] for e in every]), axis=0).astype(dt))
     served += 3
+    # the personalised ones: block j of x to rank j (in place too); gather
+    # and scatter to and from the last rank, in place on it
+    blocks = [np.array_split(e, n) for e in every]
+    if 1000 % n == 0:
+        a = np.zeros_like(x)
+        comm.Alltoall(x, a)
+        check(f"Alltoall {dt.__name__}", a, np.concatenate([blocks[j][rank] for j in range(n)]))
+        a = x.copy()
+        comm.Alltoall(MPI.IN_PLACE, a)
+        check(f"Alltoall in place {dt.__name__}", a,
+              np.concatenate([blocks[j][rank] for j in range(n)]))
+        served += 2
+    root = n - 1
+    g = np.zeros(1000 * n, dtype=dt) if rank == root else None
+    comm.Gather(x, g, root=root)
+    if rank == root:
+        check(f"Gather {dt.__name__}", g, np.concatenate(every))
+        g[:] = 0
+        g[root * 1000:] = x
+        comm.Gather(MPI.IN_PLACE, g, root=root)
+        check(f"Gather in place {dt.__name__}", g, np.concatenate(every))
+    else:
+        comm.Gather(x, None, root=root)
+    sc = np.zeros(1000, dtype=dt)
+    src = np.concatenate(every) if rank == root else None
+    comm.Scatter(src, sc, root=root)
+    check(f"Scatter {dt.__name__}", sc, every[rank])
+    if rank == root:
+        comm.Scatter(src, MPI.IN_PLACE, root=root)
+        check(f"Scatter in place {dt.__name__} (root's sendbuf)", src, np.concatenate(every))
+    else:
+        sc[:] = 0
+        comm.Scatter(None, sc, root=root)
+        check(f"Scatter in place {dt.__name__}", sc, every[rank])
+    served += 4
 comm.Barrier()
 served += 1
 # passed to MPI: an op obc lacks, a dtype obc lacks
