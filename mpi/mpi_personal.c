@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mpi_personal.c - MPI_Alltoall, MPI_Gather and MPI_Scatter through obc's
- * personalised collectives (obc_alltoall, obc_gather, obc_scatter). Built
- * only with -DOBC_MPI_PERSONAL=ON (mpi/CMakeLists.txt): until libobc
- * implements those three calls, the layer leaves these MPI calls alone and
- * MPI serves them. Bytes, as in mpi_coll.c: any datatype, the same decision
- * on every rank.
+ * personalised collectives (obc_alltoall, obc_gather, obc_scatter). Bytes,
+ * as in mpi_coll.c: any datatype, so every rank of an intra-communicator
+ * serves. Each MPI_IN_PLACE maps onto obc's in-place form, sendbuf ==
+ * recvbuf (obc.h): gather's root has its block already in recvbuf,
+ * scatter's root keeps its block in sendbuf and writes no recvbuf, alltoall
+ * replaces block j of the one buffer with rank j's block.
  */
 #include "mpi_layer.h"
 
