@@ -29,6 +29,7 @@ __all__ = [
     "init", "destroy", "is_initialized", "default_comm", "get_rank", "get_world_size",
     "broadcast", "empty", "all_reduce", "reduce", "all_gather", "reduce_scatter", "barrier",
     "send", "recv", "isend", "irecv",
+    "gather", "scatter", "all_to_all", "all_to_all_single",
     "broadcast_object", "all_gather_object", "sync_module", "check_consistency",
     "GradientAverager", "Communicator", "Work", "ReduceOp", "get_unique_id", "group",
     "UNDEFINED",
@@ -118,6 +119,32 @@ def all_gather(output, tensor, async_op=False, comm=None):
 def reduce_scatter(output, input, op=ReduceOp.SUM, async_op=False, comm=None):
     """output = op over ranks of this rank's block of input."""
     return _comm(comm).reduce_scatter(output, input, op, async_op)
+
+
+def gather(tensor, gather_list=None, dst=0, async_op=False, comm=None):
+    """dst's gather_list (size tensors, or one of size x numel) receives
+    every rank's tensor; None on the other ranks."""
+    return _comm(comm).gather(tensor, gather_list, dst, async_op)
+
+
+def scatter(tensor, scatter_list=None, src=0, async_op=False, comm=None):
+    """tensor (in place) receives entry `rank` of src's scatter_list."""
+    return _comm(comm).scatter(tensor, scatter_list, src, async_op)
+
+
+def all_to_all(output_tensor_list, input_tensor_list, async_op=False, comm=None):
+    """input_tensor_list[j] to rank j, output_tensor_list[j] from rank j
+    (sizes may differ per peer)."""
+    return _comm(comm).all_to_all(output_tensor_list, input_tensor_list, async_op)
+
+
+def all_to_all_single(output, input, out_splits=None, in_splits=None, async_op=False,
+                      comm=None, *, output_split_sizes=None, input_split_sizes=None):
+    """Rows of input to the ranks by in_splits, rows from them into output
+    by out_splits (None: equal splits)."""
+    return _comm(comm).all_to_all_single(output, input, out_splits, in_splits, async_op,
+                                         output_split_sizes=output_split_sizes,
+                                         input_split_sizes=input_split_sizes)
 
 
 def barrier(async_op=False, comm=None):

@@ -346,6 +346,170 @@ class Communicator:
                          (inp.ptr, out.ptr, out.count, out.dtype, _op(op, what)), (inp, out),
                          async_op, what=what)
 
+    # -- personalised collectives (obc_gather, obc_scatter, obc_alltoall[v]) --
+    def gather(self, tensor, gather_list=None, dst=0, async_op=False):
+        """dst receives every rank's tensor in rank order: gather_list is a
+        list of size tensors shaped like tensor, or one tensor/array of
+        size * tensor.numel() elements, on dst only (None elsewhere, as in
+        torch.distributed)."""
+        what = "gather"
+        dst = self._root(dst, what)
+        inp = B.as_buffer(tensor, what, writable=False, any_dtype=True)
+        finish, out_ptr, keep = None, None, (inp,)
+        if self.rank == dst:
+            if gather_list is None:
+                raise ValueError(f"{what}: the destination rank {dst} needs gather_list (a list "
+                                 f"of {self.size} tensors, or one of {self.size} x "
+                                 f"{_numel(tensor)} elements)")
+            out, finish = self._list_or_whole(gather_list, tensor, what, copy_in=False)
+            out_ptr, keep = out.ptr, (inp, out, gather_list)
+        elif not _absent(gather_list):
+            raise ValueError(f"{what}: gather_list must be None on rank {self.rank}, which is not "
+                             f"the destination ({dst})")
+        return self._run(N.lib.obc_gather, N.lib.obc_igather,
+                         (inp.ptr, out_ptr, inp.count, inp.dtype, dst), keep, async_op, finish,
+                         what)
+
+    def scatter(self, tensor, scatter_list=None, src=0, async_op=False):
+        """tensor (in place) receives entry `rank` of src's scatter_list (a
+        list of size tensors shaped like tensor, or one tensor/array of
+        size * tensor.numel() elements; None on the other ranks)."""
+        what = "scatter"
+        src = self._root(src, what)
+        out = B.as_buffer(tensor, what, any_dtype=True)
+        in_ptr, keep = None, (out,)
+        if self.rank == src:
+            if scatter_list is None:
+                raise ValueError(f"{what}: the source rank {src} needs scatter_list (a list of "
+                                 f"{self.size} tensors, or one of {self.size} x "
+                                 f"{_numel(tensor)} elements)")
+            inp, _ = self._list_or_whole(scatter_list, tensor, what, copy_in=True)
+            in_ptr, keep = inp.ptr, (inp, out, scatter_list)
+        elif not _absent(scatter_list):
+            raise ValueError(f"{what}: scatter_list must be None on rank {self.rank}, which is "
+                             f"not the source ({src})")
+        return self._run(N.lib.obc_scatter, N.lib.obc_iscatter,
+                         (in_ptr, out.ptr, out.count, out.dtype, src), keep, async_op, what=what)
+
+    def all_to_all(self, output_tensor_list, input_tensor_list, async_op=False):
+        """input_tensor_list[j] goes to rank j, output_tensor_list[j] comes
+        from rank j (size tensors each, one dtype; sizes may differ per
+        peer, and must agree with the peer's: else obc.Mismatch)."""
+        what = "all_to_all"
+        outs, ins = list(output_tensor_list), list(input_tensor_list)
+        for name, lst in (("output_tensor_list", outs), ("input_tensor_list", ins)):
+            if len(lst) != self.size:
+                raise ValueError(f"{what}: {name} has {len(lst)} tensors; it needs one per rank "
+                                 f"({self.size})")
+        for t in outs + ins:
+            B.same_type(t, ins[0], what)
+        # Pack into one buffer each way (alltoallv's layout), unpack after.
+        sc = [_numel(t) for t in ins]
+        rc = [_numel(t) for t in outs]
+        send = B.empty_like(ins[0], sum(sc))
+        recv = B.empty_like(ins[0], sum(rc))
+        whole, at = B.flat(send), 0
+        for t, n in zip(ins, sc):
+            whole[at:at + n] = B.flat(t)
+            at += n
+        sb = B.as_buffer(send, what, any_dtype=True)
+        rb = B.as_buffer(recv, what, any_dtype=True)
+        unit = sb.count // sum(sc) if sum(sc) else rb.count // sum(rc) if sum(rc) else 1
+
+        def finish():
+            flat, pos = B.flat(recv), 0
+            for t, n in zip(outs, rc):
+                B.flat(t)[:] = flat[pos:pos + n]
+                pos += n
+        args = (sb.ptr,) + _counts(sc, unit) + (rb.ptr,) + _counts(rc, unit) + (sb.dtype,)
+        return self._run(N.lib.obc_alltoallv, N.lib.obc_ialltoallv, args,
+                         (sb, rb, outs, ins), async_op, finish, what)
+
+    def all_to_all_single(self, output, input, out_splits=None, in_splits=None, async_op=False,
+                          *, output_split_sizes=None, input_split_sizes=None):
+        """Rows (first-dimension slices) of input go to the ranks in order:
+        in_splits[j] rows to rank j, out_splits[j] rows from rank j land in
+        output in rank order; None means equal splits (the first dimension
+        divided by size). output_split_sizes/input_split_sizes are
+        torch.distributed's names for the same. Zero-copy; output may be
+        input with equal splits (obc_alltoall in place)."""
+        what = "all_to_all_single"
+        out_splits = out_splits if out_splits is not None else output_split_sizes
+        in_splits = in_splits if in_splits is not None else input_split_sizes
+        B.same_type(output, input, what)
+        for name, t in (("output", output), ("input", input)):
+            if len(t.shape) == 0:
+                raise ValueError(f"{what}: {name} is 0-dimensional; splits count rows of the "
+                                 f"first dimension")
+        if tuple(output.shape[1:]) != tuple(input.shape[1:]):
+            raise ValueError(f"{what}: output rows {tuple(output.shape[1:])} and input rows "
+                             f"{tuple(input.shape[1:])} differ in shape")
+        ob = B.as_buffer(output, what, any_dtype=True)
+        ib = B.as_buffer(input, what, writable=False, any_dtype=True)
+        row = 1
+        for n in input.shape[1:]:
+            row *= int(n)
+        row *= ib.count // _numel(input) if _numel(input) else \
+            ob.count // _numel(output) if _numel(output) else 1
+        sin = self._splits(in_splits, input.shape[0], "in_splits", what)
+        sout = self._splits(out_splits, output.shape[0], "out_splits", what)
+        if in_splits is None and out_splits is None and sin == sout:
+            return self._run(N.lib.obc_alltoall, N.lib.obc_ialltoall,
+                             (ib.ptr, ob.ptr, sin[0] * row, ib.dtype), (ib, ob), async_op,
+                             what=what)
+        if ib.ptr == ob.ptr and ib.nbytes > 0:  # alltoallv has no in-place form
+            ib = B.as_buffer(B.flat(input).clone() if B.is_tensor(input) else input.copy(),
+                             what, writable=False, any_dtype=True)
+        args = (ib.ptr,) + _counts(sin, row) + (ob.ptr,) + _counts(sout, row) + (ib.dtype,)
+        return self._run(N.lib.obc_alltoallv, N.lib.obc_ialltoallv, args, (ib, ob), async_op,
+                         what=what)
+
+    def _splits(self, splits, rows, name, what):
+        rows = int(rows)
+        if splits is None:
+            if rows % self.size:
+                raise ValueError(f"{what}: {rows} rows do not split equally over {self.size} "
+                                 f"ranks; pass {name}")
+            return [rows // self.size] * self.size
+        try:
+            got = [int(x) for x in splits]
+        except (TypeError, ValueError):
+            raise TypeError(f"{what}: {name} must be a sequence of {self.size} row counts, got "
+                            f"{splits!r}") from None
+        if len(got) != self.size:
+            raise ValueError(f"{what}: {name} has {len(got)} entries; it needs one per rank "
+                             f"({self.size})")
+        if min(got) < 0 or sum(got) != rows:
+            raise ValueError(f"{what}: {name} {got} must be non-negative and sum to the first "
+                             f"dimension ({rows})")
+        return got
+
+    def _list_or_whole(self, bufs, like, what, copy_in):
+        """The rooted calls' list side: a list of size tensors shaped like
+        `like` through a staging buffer (filled now when copy_in, else copied
+        out by the returned finish), or one tensor of size x like's elements
+        used directly (finish None)."""
+        n = _numel(like)
+        if isinstance(bufs, (list, tuple)):
+            self._check_list(bufs, like, what)
+            staging = B.empty_like(like, n * self.size)
+            whole = B.flat(staging)
+            if copy_in:
+                for r, t in enumerate(bufs):
+                    whole[r * n:(r + 1) * n] = B.flat(t)
+                return B.as_buffer(staging, what, writable=False, any_dtype=True), None
+
+            def finish():
+                for r, t in enumerate(bufs):
+                    B.flat(t)[:] = whole[r * n:(r + 1) * n]
+            return B.as_buffer(staging, what, any_dtype=True), finish
+        B.same_type(bufs, like, what)
+        buf = B.as_buffer(bufs, what, writable=not copy_in, any_dtype=True)
+        if _numel(bufs) != n * self.size:
+            raise ValueError(f"{what}: the tensor has {_numel(bufs)} elements; it needs "
+                             f"{self.size} x {n}")
+        return buf, None
+
     def barrier(self, async_op=False):
         return self._run(N.lib.obc_barrier, N.lib.obc_ibarrier, (), None, async_op,
                          what="barrier")
@@ -423,6 +587,25 @@ def _torch_wanted(like, dtype):
 
 def _numel(t):
     return t.numel() if B.is_tensor(t) else t.size
+
+
+def _absent(lst):
+    """None or an empty list: what torch.distributed passes on the ranks
+    that are not a gather's destination or a scatter's source."""
+    return lst is None or (isinstance(lst, (list, tuple)) and len(lst) == 0)
+
+
+def _counts(counts, unit):
+    """(counts, displacements) as size_t arrays for obc_alltoallv, in the
+    buffer's units (elements, or bytes for dtypes sent as uint8)."""
+    n = len(counts)
+    c = (ctypes.c_size_t * n)(*[k * unit for k in counts])
+    d = (ctypes.c_size_t * n)()
+    at = 0
+    for i, k in enumerate(counts):
+        d[i] = at
+        at += k * unit
+    return c, d
 
 
 def _op(op, what):
