@@ -13,6 +13,7 @@
  * collecting stamps), perf_ops.c (op table, broadcast and barrier),
  * perf_ops_reduce.c (allreduce, reduce, allgather, reduce_scatter),
  * perf_ops_p2p.c (sendrecv, a ping-pong),
+ * perf_ops_personal.c (gather, scatter, alltoall),
  * perf_bench.c (one size), perf_output.c (table and CSV), perf_main.c
  * (driver).
  */
@@ -50,7 +51,8 @@ struct perf_ctx;
 /*
  * One collective as obc-perf drives it: a set of small functions and one
  * entry in perf_ops.c's table. busbw factors follow nccl-tests (allreduce
- * 2(n-1)/n, allgather and reduce_scatter (n-1)/n, broadcast and reduce 1).
+ * 2(n-1)/n, allgather, reduce_scatter, gather, scatter and alltoall (n-1)/n,
+ * broadcast and reduce 1).
  */
 struct perf_op {
     const char *name; /* -o NAME, as OBC_ALGO spells it */
@@ -157,6 +159,10 @@ extern const struct perf_op perf_op_reduce_scatter;
 
 /* perf_ops_p2p.c */
 extern const struct perf_op perf_op_sendrecv;
+/* perf_ops_personal.c */
+extern const struct perf_op perf_op_gather;
+extern const struct perf_op perf_op_scatter;
+extern const struct perf_op perf_op_alltoall;
 
 /* perf_stats.c */
 int64_t perf_now_ns(void);

@@ -68,6 +68,12 @@ for np in 2 3; do
     run "sendrecv float16 async" "$np" -- -o sendrecv -d float16 -a 1
 done
 run "sendrecv across fake hosts" 3 OBC_HOST_ID=rank/2 -- -o sendrecv -d int32
+# The personalised ones at 3 ranks only (CI time): a root that is not 0,
+# out of place and in place + async.
+for op in gather scatter alltoall; do
+    run "$op float16 root 2" 3 -- -o "$op" -d float16 -r 2
+    run "$op int8 in place async" 3 -- -o "$op" -d int8 -i 1 -a 1 -r 1
+done
 
 # Each algorithm the library accepts in OBC_ALGO, once, and the label it gives.
 for spec in allreduce=shm allreduce=ring allreduce=recdbl allreduce=hier reduce=shm reduce=ring \
@@ -83,7 +89,7 @@ done
 # The checker itself: -X damages one output byte per call; obc-perf exits 0
 # only if exactly that many wrong bytes or elements were counted, so the
 # wrong column is non-zero here and run() must not look at it.
-for op in allreduce reduce allgather reduce_scatter; do
+for op in allreduce reduce allgather reduce_scatter gather scatter alltoall; do
     nrun=$((nrun + 1))
     "$OBCRUN" -n 3 --timeout $((60 * MULT)) "$PERF" -o "$op" -d int8 -b 64 -e 4K -f 8 -w 1 -m 2 \
         -n 2 -t 0.01 -r 1 -X >"$OUT" 2>"$OUT.err"
