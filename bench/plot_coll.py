@@ -8,11 +8,14 @@ Usage: plot_coll.py --op OP [--anchors DIR] [plot.py's arguments: CSV... --png -
 plot.py (a kept copy of the design's, left unchanged) is broadcast-specific in three places, which this
 wrapper replaces before running plot.py's own main():
   - busbw: plot.py recomputes busbw = bytes/usec (broadcast's factor 1); here it
-    is bytes/usec x the nccl-tests factor of OP: allreduce 2(n-1)/n, allgather
-    and reduce_scatter (n-1)/n, broadcast and reduce 1 (bytes: the whole buffer);
+    is bytes/usec x the nccl-tests factor of OP: allreduce 2(n-1)/n, allgather,
+    reduce_scatter, gather, scatter and alltoall (n-1)/n, broadcast and reduce 1
+    (bytes: the whole buffer; alltoall: one rank's, bytes/NP to each peer);
   - the memcpy bound: the bytes every rank together must copy for one call,
-    k x bytes, with k = NP-1 (broadcast, reduce, allgather, reduce_scatter) or
-    2(NP-1) (allreduce: reduce-scatter plus allgather), over 2 cores:
+    k x bytes, with k = NP-1 (broadcast, reduce, allgather, reduce_scatter,
+    alltoall: every rank sends (NP-1)/NP of its bytes), 1 (gather, scatter:
+    (NP-1)/NP of the root's buffer, rounded up) or 2(NP-1) (allreduce:
+    reduce-scatter plus allgather), over 2 cores:
     algbw <= min(B_2t_split(n), B_2t_each_aggregate(n) / k), drawn as busbw
     (and as the time bytes / algbw). For broadcast this is plot.py's own
     bound. It ignores the arithmetic of the reductions, so it is an
@@ -33,11 +36,16 @@ FACTORS = {
     "allreduce": ("2(n-1)/n", lambda n: 2.0 * (n - 1) / n),
     "allgather": ("(n-1)/n", lambda n: (n - 1) / n),
     "reduce_scatter": ("(n-1)/n", lambda n: (n - 1) / n),
+    "gather": ("(n-1)/n", lambda n: (n - 1) / n),
+    "scatter": ("(n-1)/n", lambda n: (n - 1) / n),
+    "alltoall": ("(n-1)/n", lambda n: (n - 1) / n),
 }
 
 
 def copies(op, np_):
     """How many times `bytes` must be copied, over all ranks, for one call."""
+    if op in ("gather", "scatter"):
+        return 1
     return max(1, 2 * (np_ - 1) if op == "allreduce" else np_ - 1)
 
 

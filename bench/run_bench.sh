@@ -15,7 +15,8 @@
 #
 # Usage: bench/run_bench.sh [options]
 #   -O OP           collective: broadcast allreduce reduce allgather reduce_scatter
-#                   sendrecv (default broadcast); writes OP_{maxrank,span}.{csv,png,md}
+#                   gather scatter alltoall sendrecv (default broadcast); writes
+#                   OP_{maxrank,span}.{csv,png,md}
 #                   sendrecv: a ping-pong of rank 0 and the last rank, usec = round trip,
 #                   busbw = one-way bandwidth; its MPI anchor (anchors/mpi_pingpong.c)
 #                   has the maxrank metric only, gloo none
@@ -23,13 +24,15 @@
 #   -i "LIST"       what to run (default "memcpy memcpy_nt latency openmpi mpich gloo obc"):
 #                     memcpy memcpy_nt latency     reference rows (once, both metrics)
 #                     openmpi openmpi_yield mpich gloo   anchors (gloo has no
-#                                   reduce_scatter: skipped with a warning)
+#                                   reduce_scatter: skipped with a warning; its
+#                                   alltoall is all_to_all_single)
 #                     obc           obc-perf -o OP, out of place (label obc)
 #                     obc_inplace   in place (label obc_inplace)
 #                     obc_async     obc_i<OP> + obc_wait (label obc_async)
 #                     obc:ALGO      OBC_ALGO=OP=ALGO (label obc_ALGO); ALGO is one of
 #                                   broadcast: eager arena cma; allreduce: shm ring
-#                                   recdbl hier; reduce, allgather, reduce_scatter: shm ring
+#                                   recdbl hier; reduce, allgather, reduce_scatter: shm ring;
+#                                   gather, scatter: direct; alltoall: pairwise
 #   -k "maxrank span"  metrics, each to its own CSV (default both)
 #   -b MIN -e MAX -f FACTOR   sizes (default 8, 256M, 2; K/M/G suffixes)
 #   -t SECONDS      timed-loop budget per size (default 0.5)
@@ -110,7 +113,7 @@ while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:U:Iqh" opt; do
 done
 
 case $OP in
-broadcast | allreduce | reduce | allgather | reduce_scatter | sendrecv) ;;
+broadcast | allreduce | reduce | allgather | reduce_scatter | gather | scatter | alltoall | sendrecv) ;;
 *) echo "run_bench.sh: unknown collective '$OP' (-O)" >&2; exit 2 ;;
 esac
 [[ $BUSY =~ ^[0-9]+$ ]] || { echo "run_bench.sh: --busy wants a count, not '$BUSY'" >&2; exit 2; }
@@ -342,10 +345,13 @@ mkdir -p "$DOCS"
 PLOT=("$ANCHORS/plot.py")
 [[ $OP == broadcast ]] || PLOT=("$HERE/plot_coll.py" --op "$OP" --anchors "$ANCHORS")
 start="the earliest start"
-[[ $OP == broadcast || $OP == reduce ]] && start="the root's start"
+[[ $OP == broadcast || $OP == reduce || $OP == gather || $OP == scatter ]] &&
+    start="the root's start"
 case $OP in
 allreduce) bus="busbw = algbw x 2(n-1)/n" ;;
 allgather | reduce_scatter) bus="bytes = the whole gathered buffer, busbw = algbw x (n-1)/n" ;;
+gather | scatter) bus="bytes = the root's whole buffer, busbw = algbw x (n-1)/n" ;;
+alltoall) bus="bytes = one rank's whole send buffer (bytes/NP to each peer), busbw = algbw x (n-1)/n" ;;
 *) bus="busbw = algbw" ;;
 esac
 Title=${OP^}

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """gloo_coll_bench.py - torch.distributed (backend "gloo") anchor for allreduce,
-reduce and allgather, measured like anchors/gloo_bcast_bench.py measures
+reduce, allgather, gather, scatter and alltoall (dist.all_to_all_single: gloo
+in torch 1.13 has no list all_to_all), measured like anchors/gloo_bcast_bench.py measures
 broadcast and like obc-perf measures obc, printing the same CSV lines:
 
   impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong
@@ -15,14 +16,17 @@ implements neither reduce_scatter nor reduce_scatter_tensor (nor ReduceOp.AVG).
 Per size (MIN, MIN*F, ..., MAX): WARMUP untimed then ITERS timed iterations of
 fill inputs / poison outputs (untimed), dist.barrier(), time this rank's call
 with CLOCK_MONOTONIC, reduce (max) to rank 0 the own duration, the end stamp and
-the reference start (the root's for reduce, the earliest otherwise), and count
+the reference start (the root's for reduce, gather and scatter, the earliest
+otherwise), and count
 wrong output elements (untimed). Printed: the median over timed iterations of the
 slowest rank's time, or with -S of the span. ITERS = clamp(BUDGET / wall time of
 one warmup iteration, MINIT, MAXIT), decided on rank 0.
 
 Sizes and busbw follow nccl-tests: bytes is the whole vector (allreduce, reduce)
-or the whole gathered buffer (allgather: each rank sends bytes / NP);
-busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather), 1 (reduce).
+or the whole buffer of NP blocks (allgather: each rank sends bytes / NP; gather,
+scatter: the root's buffer; alltoall: each rank's, bytes / NP to each peer);
+busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, gather, scatter,
+alltoall), 1 (reduce).
 
 torch's all_reduce and reduce work in place, so their buffer holds the input
 before the call and the result after it (nothing to poison); all_gather writes
@@ -34,7 +38,8 @@ with base, s fixed pseudo-random arrays and h(t) = t mod 5 - 2, so consecutive
 iterations always have different results (stale data is caught) and every rank
 contributes a different g(r) (a missing or doubled rank is caught). allgather
 uses bytes (base8[r-th block] + c(r, t)) mod 256 and counts wrong bytes; the
-reductions count wrong elements.
+reductions count wrong elements. gather, scatter and alltoall use the same
+bytes with c(src * NP + dst, t): each (source, destination) block its own.
 """
 
 import argparse
@@ -43,7 +48,8 @@ import socket
 import sys
 import time
 
-OPS = ("allreduce", "reduce", "allgather")
+OPS = ("allreduce", "reduce", "allgather", "gather", "scatter", "alltoall")
+PERSONAL = ("gather", "scatter", "alltoall")  # byte patterns per (source, destination) block
 REDOPS = ("sum", "prod", "min", "max")
 DTYPES = ("float32", "float64", "int32", "int64")
 CHUNK = 1 << 22  # elements per validation step, to bound temporary memory
@@ -69,7 +75,7 @@ def size_list(minb, maxb, factor):
 def busbw_factor(op, n):
     if op == "allreduce":
         return 2.0 * (n - 1) / n
-    if op == "allgather":
+    if op == "allgather" or op in PERSONAL:
         return (n - 1) / n
     return 1.0
 
@@ -148,23 +154,23 @@ def worker(rank, nranks, a):
     dist.init_process_group("gloo", rank=rank, world_size=nranks)
     tdt = getattr(torch, a.dtype)
     dsize = np.dtype(a.dtype).itemsize
-    parts = nranks if a.op == "allgather" else 1
+    parts = nranks if a.op == "allgather" or a.op in PERSONAL else 1
     max_count = max(a.max // dsize // parts, 1)
     redop = {"sum": dist.ReduceOp.SUM, "prod": dist.ReduceOp.PRODUCT,
              "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}[a.redop]
 
     buf = torch.zeros(max_count * parts, dtype=tdt)  # zeros(): pages faulted in
     bufn = buf.numpy()
-    if a.op == "allgather":
-        send = torch.zeros(max_count, dtype=tdt)
+    if a.op == "allgather" or a.op in PERSONAL:
+        send = torch.zeros(max_count * (nranks if a.op in PERSONAL else 1), dtype=tdt)
         sendb = send.numpy().view(np.uint8)
         bufb = bufn.view(np.uint8)
         base8 = np.random.default_rng(777).integers(0, 256, size=bufb.shape[0], dtype=np.uint8)
         tmp8 = np.empty(min(bufb.shape[0], 16 << 20), dtype=np.uint8)
     else:
         data = Data(np, a, nranks, rank, max_count)
-    has_root = a.op == "reduce"
-    victim = a.root if has_root else (a.root + 1) % nranks
+    has_root = a.op in ("reduce", "gather", "scatter")
+    victim = a.root if a.op in ("reduce", "gather") else (a.root + 1) % nranks
     it_counter = [0]
 
     def c8(r, t):
@@ -180,7 +186,68 @@ def worker(rank, nranks, a):
             wrong += m - int(np.count_nonzero(tmp8[:m] == np.uint8(c8(r, t))))
         return wrong
 
+    def pattern(r, t):
+        """What block r of a buffer holds: (base8 + c8(r, t)) mod 256."""
+        return np.add(base8[:blk_now[0]], np.uint8(c8(r, t)))
+
+    def block_fill(b, j, r, t, poison):
+        seg = b[j * blk_now[0]:(j + 1) * blk_now[0]]
+        np.add(base8[:blk_now[0]], np.uint8(c8(r, t)), out=seg)
+        if poison:
+            np.invert(seg, out=seg)
+
+    def block_wrong(b, j, r, t):
+        seg = b[j * blk_now[0]:(j + 1) * blk_now[0]]
+        return int(np.count_nonzero(seg != pattern(r, t)))
+
+    # (source, destination) -> pattern id; (blocks of send, of buf) each rank has
+    def pid(src, dst):
+        return src * nranks + dst
+
+    def personal_layout():
+        root, me = a.root, rank
+        if a.op == "gather":
+            return ([(0, pid(me, root))],
+                    [(r, pid(r, root)) for r in range(nranks)] if me == root else [])
+        if a.op == "scatter":
+            return ([(r, pid(root, r)) for r in range(nranks)] if me == root else [],
+                    [(0, pid(root, me))])
+        return ([(j, pid(me, j)) for j in range(nranks)], [(j, pid(j, me)) for j in range(nranks)])
+
+    blk_now = [0]
+
+    def one_iter_personal(count, wrong_acc):
+        t = it_counter[0]
+        it_counter[0] += 1
+        blk_now[0] = blk = count * dsize
+        sends, recvs = personal_layout()
+        if a.check:
+            for j, r in sends:
+                block_fill(sendb, j, r, t, False)
+            for j, r in recvs:
+                block_fill(bufb, j, r, t, True)
+        dist.barrier()
+        t0 = time.clock_gettime(time.CLOCK_MONOTONIC)
+        if a.op == "alltoall":
+            dist.all_to_all_single(buf[:count * nranks], send[:count * nranks])
+        elif a.op == "gather":
+            views = list(buf[:count * nranks].chunk(nranks)) if rank == a.root else None
+            dist.gather(send[:count], views, dst=a.root)
+        else:
+            views = list(send[:count * nranks].chunk(nranks)) if rank == a.root else None
+            dist.scatter(buf[:count], views, src=a.root)
+        t1 = time.clock_gettime(time.CLOCK_MONOTONIC)
+        out_bytes = len(recvs) * blk
+        if a.inject and rank == victim and out_bytes:
+            bufb[out_bytes // 2] ^= 0x5A  # self-test: one wrong byte
+        if a.check:
+            wrong_acc[0] += sum(block_wrong(sendb, j, r, t) for j, r in sends)
+            wrong_acc[0] += sum(block_wrong(bufb, j, r, t) for j, r in recvs)
+        return t0, t1
+
     def one_iter(count, wrong_acc):
+        if a.op in PERSONAL:
+            return one_iter_personal(count, wrong_acc)
         t = it_counter[0]
         it_counter[0] += 1
         blk = count * dsize
@@ -308,7 +375,7 @@ def main():
         return 2
     if (a.op not in OPS or a.np < 1 or not 0 <= a.root < a.np or a.factor <= 1 or a.min < 1
             or a.max < a.min or a.warmup < 1 or a.min_iters < 1 or a.max_iters < a.min_iters
-            or (a.inject and not a.check) or (a.op == "allgather" and a.redop != "sum")):
+            or (a.inject and not a.check) or (a.op in ("allgather",) + PERSONAL and a.redop != "sum")):
         p.error("invalid arguments")
 
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")

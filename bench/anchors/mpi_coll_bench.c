@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mpi_coll_bench.c - the MPI anchor for allreduce, reduce, allgather and
- * reduce_scatter (MPI_Allreduce, MPI_Reduce, MPI_Allgather,
- * MPI_Reduce_scatter_block), measured with the method of
+ * mpi_coll_bench.c - the MPI anchor for allreduce, reduce, allgather,
+ * reduce_scatter, gather, scatter and alltoall (MPI_Allreduce, MPI_Reduce,
+ * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Gather, MPI_Scatter,
+ * MPI_Alltoall), measured with the method of
  * mpi_bcast_bench.c (beside it) and of obc-perf, so that all of them
  * print comparable lines:
  *
@@ -15,18 +16,21 @@
  * ITERS timed iterations of: fill the inputs and poison the outputs (untimed),
  * MPI_Barrier, time this rank's call with CLOCK_MONOTONIC, reduce (max) to
  * rank 0 the rank's own duration, its end and the reference start (the
- * root's for reduce, the earliest otherwise), then check every output
+ * root's for reduce, gather and scatter, the earliest otherwise), then check every output
  * element against a locally computed exact result (untimed). Reported: the
  * median over timed iterations of the slowest rank's time, or with -S of the
  * span (latest end - reference start). ITERS = clamp(BUDGET / wall time of
  * one warmup iteration, MINIT, MAXIT), decided on rank 0.
  *
- * Sizes and busbw as nccl-tests: bytes is the whole vector (allreduce,
- * reduce) or the whole gathered / scattered buffer (allgather,
- * reduce_scatter: each rank sends or receives bytes / nranks). busbw =
- * algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather, reduce_scatter), 1
- * (reduce). `wrong` counts wrong elements (reductions) or bytes (allgather)
- * over all ranks and iterations, outputs and unmodified inputs alike.
+ * Sizes and busbw as nccl-tests (and obc-perf): bytes is the whole vector
+ * (allreduce, reduce) or the whole buffer of nranks blocks (allgather,
+ * reduce_scatter, gather and scatter on the root, alltoall on every rank:
+ * each block is bytes / nranks, so alltoall sends bytes / nranks to each
+ * peer). busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather,
+ * reduce_scatter, gather, scatter, alltoall), 1 (reduce). `wrong` counts
+ * wrong elements (reductions) or bytes (the others: one byte pattern per
+ * source and destination block) over all ranks and iterations, outputs and
+ * unmodified inputs alike.
  *
  * Inputs are chosen so every result is exact, in any order of addition:
  * floats k/2 with |k| <= 2^p / n (p: significand bits), integers k with
@@ -35,13 +39,14 @@
  * poisoned with a value no result can take (NaN; the type's minimum).
  *
  * Options: -i IMPL (label, default "mpi"), -o allreduce|reduce|allgather|
- * reduce_scatter (default allreduce), -d float32|float64|int32|int64|int8
+ * reduce_scatter|gather|scatter|alltoall (default allreduce), -d float32|float64|int32|int64|int8
  * (default float32), --op sum|prod|min|max (default sum), -b MIN, -e MAX
  * (K/M/G suffixes, default 8 and 256M), -f FACTOR (2), -r ROOT (0), -w
  * WARMUP (3), -n MAXIT (200), -m MINIT (5), -t BUDGET seconds (1.0), -c 0|1
  * (validate, 1), -H (header), -v ('#' detail lines), -S (span), -X
  * (self-test: one output byte per call is damaged, on the rank after the
- * root or on the root for reduce, so wrong must equal the iterations).
+ * root or on the root for reduce and gather, so wrong must equal the
+ * iterations).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -54,11 +59,21 @@
 #include <string.h>
 #include <time.h>
 
-enum coll { COLL_ALLREDUCE, COLL_REDUCE, COLL_ALLGATHER, COLL_REDUCE_SCATTER };
+enum coll {
+    COLL_ALLREDUCE,
+    COLL_REDUCE,
+    COLL_ALLGATHER,
+    COLL_REDUCE_SCATTER,
+    COLL_GATHER,
+    COLL_SCATTER,
+    COLL_ALLTOALL,
+    N_COLLS
+};
 enum redop { OP_SUM, OP_PROD, OP_MIN, OP_MAX };
 enum dtype { DT_FLOAT32, DT_FLOAT64, DT_INT32, DT_INT64, DT_INT8 };
 
-static const char *const coll_names[] = {"allreduce", "reduce", "allgather", "reduce_scatter"};
+static const char *const coll_names[] = {"allreduce", "reduce",  "allgather", "reduce_scatter",
+                                         "gather",    "scatter", "alltoall"};
 static const char *const op_names[] = {"sum", "prod", "min", "max"};
 static const char *const dtype_names[] = {"float32", "float64", "int32", "int64", "int8"};
 
@@ -136,7 +151,7 @@ static int apply_opt(struct opts *o, const char *a, const char *v)
     if (strcmp(a, "-i") == 0) {
         o->impl = v;
     } else if (strcmp(a, "-o") == 0) {
-        k = lookup(coll_names, 4, v);
+        k = lookup(coll_names, N_COLLS, v);
         o->coll = (enum coll)k;
     } else if (strcmp(a, "--op") == 0) {
         k = lookup(op_names, 4, v);
@@ -379,12 +394,36 @@ static uint64_t gather_wrong(const unsigned char *buf, size_t n, uint64_t it, in
     return wrong;
 }
 
+/* The personalised collectives: block (src -> dst) has its own pattern. */
+static void block_fill(const struct job *j, unsigned char *buf, uint64_t it, int src, int dst,
+                       int poisoned)
+{
+    gather_fill(buf, j->count * j->dsize, it, src * j->nranks + dst, poisoned);
+}
+
+static uint64_t block_wrong(const struct job *j, const unsigned char *buf, uint64_t it, int src,
+                            int dst)
+{
+    return gather_wrong(buf, j->count * j->dsize, it, src * j->nranks + dst);
+}
+
+static unsigned char *block(const struct job *j, unsigned char *buf, int r)
+{
+    return buf + (size_t)r * j->count * j->dsize;
+}
+
+/* Only moves bytes: no reduction, data is a byte pattern. */
+static int moves_bytes(enum coll c)
+{
+    return c == COLL_ALLGATHER || c == COLL_GATHER || c == COLL_SCATTER || c == COLL_ALLTOALL;
+}
+
 /* ---- one call ---------------------------------------------------------- */
 
 static int parts(const struct job *j)
 {
     enum coll c = j->o->coll;
-    return c == COLL_ALLGATHER || c == COLL_REDUCE_SCATTER ? j->nranks : 1;
+    return c == COLL_ALLREDUCE || c == COLL_REDUCE ? 1 : j->nranks;
 }
 
 static void shape(struct job *j, size_t want_bytes)
@@ -397,6 +436,7 @@ static void shape(struct job *j, size_t want_bytes)
 static void fill(const struct job *j, uint64_t it)
 {
     size_t n = j->count;
+    int root = j->o->root;
     switch (j->o->coll) {
     case COLL_ALLGATHER:
         gather_fill(j->send, n * j->dsize, it, j->rank, 0);
@@ -407,6 +447,24 @@ static void fill(const struct job *j, uint64_t it)
     case COLL_REDUCE_SCATTER:
         fill_input(j, j->send, 0, n * (size_t)j->nranks, it);
         poison(j, j->recv, n);
+        break;
+    case COLL_GATHER:
+        block_fill(j, j->send, it, j->rank, root, 0);
+        for (int r = 0; r < j->nranks && j->rank == root; r++) {
+            block_fill(j, block(j, j->recv, r), it, r, root, 1);
+        }
+        break;
+    case COLL_SCATTER:
+        for (int r = 0; r < j->nranks && j->rank == root; r++) {
+            block_fill(j, block(j, j->send, r), it, root, r, 0);
+        }
+        block_fill(j, j->recv, it, root, j->rank, 1);
+        break;
+    case COLL_ALLTOALL:
+        for (int r = 0; r < j->nranks; r++) {
+            block_fill(j, block(j, j->send, r), it, j->rank, r, 0);
+            block_fill(j, block(j, j->recv, r), it, r, j->rank, 1);
+        }
         break;
     default:
         fill_input(j, j->send, 0, n, it);
@@ -430,6 +488,15 @@ static void run(const struct job *j)
     case COLL_ALLGATHER:
         MPI_Allgather(j->send, n, t, j->recv, n, t, MPI_COMM_WORLD);
         break;
+    case COLL_GATHER:
+        MPI_Gather(j->send, n, t, j->recv, n, t, j->o->root, MPI_COMM_WORLD);
+        break;
+    case COLL_SCATTER:
+        MPI_Scatter(j->send, n, t, j->recv, n, t, j->o->root, MPI_COMM_WORLD);
+        break;
+    case COLL_ALLTOALL:
+        MPI_Alltoall(j->send, n, t, j->recv, n, t, MPI_COMM_WORLD);
+        break;
     default:
         MPI_Reduce_scatter_block(j->send, j->recv, n, t, op, MPI_COMM_WORLD);
         break;
@@ -440,8 +507,25 @@ static void run(const struct job *j)
 static uint64_t check(const struct job *j, uint64_t it)
 {
     size_t n = j->count;
+    int root = j->o->root;
     uint64_t wrong = 0;
     switch (j->o->coll) {
+    case COLL_GATHER:
+        for (int r = 0; r < j->nranks && j->rank == root; r++) {
+            wrong += block_wrong(j, block(j, j->recv, r), it, r, root);
+        }
+        return wrong + block_wrong(j, j->send, it, j->rank, root);
+    case COLL_SCATTER:
+        for (int r = 0; r < j->nranks && j->rank == root; r++) {
+            wrong += block_wrong(j, block(j, j->send, r), it, root, r);
+        }
+        return wrong + block_wrong(j, j->recv, it, root, j->rank);
+    case COLL_ALLTOALL:
+        for (int r = 0; r < j->nranks; r++) {
+            wrong += block_wrong(j, block(j, j->recv, r), it, r, j->rank);
+            wrong += block_wrong(j, block(j, j->send, r), it, j->rank, r);
+        }
+        return wrong;
     case COLL_ALLGATHER:
         for (int r = 0; r < j->nranks; r++) {
             wrong += gather_wrong(j->recv + (size_t)r * n * j->dsize, n * j->dsize, it, r);
@@ -468,8 +552,10 @@ static size_t out_bytes(const struct job *j)
     case COLL_ALLGATHER:
         return j->nbytes;
     case COLL_REDUCE:
+    case COLL_GATHER:
         return j->rank == j->o->root ? j->nbytes : 0;
     case COLL_REDUCE_SCATTER:
+    case COLL_SCATTER:
         return j->count * j->dsize;
     default:
         return j->nbytes;
@@ -494,7 +580,8 @@ static void one_iter(const struct job *j, uint64_t it, uint64_t *wrong, double *
     *t0 = now_s();
     run(j);
     *t1 = now_s();
-    int victim = o->coll == COLL_REDUCE ? o->root : (o->root + 1) % j->nranks;
+    int on_root = o->coll == COLL_REDUCE || o->coll == COLL_GATHER;
+    int victim = on_root ? o->root : (o->root + 1) % j->nranks;
     if (o->inject && j->rank == victim && out_bytes(j) > 0) {
         j->recv[out_bytes(j) / 2] ^= 0x5A;
     }
@@ -512,6 +599,9 @@ static double busbw_factor(enum coll c, int n)
         return 2.0 * (n - 1) / n;
     case COLL_ALLGATHER:
     case COLL_REDUCE_SCATTER:
+    case COLL_GATHER:
+    case COLL_SCATTER:
+    case COLL_ALLTOALL:
         return (double)(n - 1) / n;
     default:
         return 1.0;
@@ -563,7 +653,7 @@ static void bench_size(const struct job *j, uint64_t *it, double *times, double 
     iters = iters < o->minit ? o->minit : iters;
     MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
 
-    int has_root = o->coll == COLL_REDUCE;
+    int has_root = o->coll == COLL_REDUCE || o->coll == COLL_GATHER || o->coll == COLL_SCATTER;
     for (int i = 0; i < iters; i++) {
         one_iter(j, (*it)++, &wrong, &t0, &t1);
         double in[3] = {t1 - t0, t1, (!has_root || j->rank == o->root) ? -t0 : -1e300};
@@ -618,8 +708,8 @@ int main(int argc, char **argv)
     j.dsize = sizes[o.dtype];
     j.bits = bits[o.dtype];
     j.is_float = o.dtype == DT_FLOAT32 || o.dtype == DT_FLOAT64;
-    if (o.coll == COLL_ALLGATHER && o.op != OP_SUM) {
-        usage_exit(j.rank); /* allgather reduces nothing */
+    if (moves_bytes(o.coll) && o.op != OP_SUM) {
+        usage_exit(j.rank); /* these reduce nothing */
     }
     if (j.rank == 0 && o.verbose) {
         print_library(&j);
