@@ -154,6 +154,7 @@ struct obc__algo_tuning {
     int chain_chunks_per_hop; /* relay chains cut at least this many chunks per hop */
     int ncpus; /* CPUs of this host: are ranks crowding them? */
     int peers_in_flight; /* personal collectives: peers exchanged with at once */
+    size_t alltoall_cma_min_bytes; /* alltoall blocks from this size: single-copy reads */
     const struct obc__algo *forced[OBC_COLL_COUNT];
 };
 
@@ -204,7 +205,7 @@ extern const struct obc__algo obc__allgather_self, obc__allgather_shm, obc__allg
 extern const struct obc__algo obc__reduce_scatter_self, obc__reduce_scatter_shm,
     obc__reduce_scatter_ring;
 extern const struct obc__algo obc__gather_self, obc__gather_direct, obc__scatter_self,
-    obc__scatter_direct, obc__alltoall_self, obc__alltoall_pairwise, obc__alltoallv_self,
-    obc__alltoallv_pairwise, obc__allgatherv_self, obc__allgatherv_pairwise;
+    obc__scatter_direct, obc__alltoall_self, obc__alltoall_pairwise, obc__alltoall_cma,
+    obc__alltoallv_self, obc__alltoallv_pairwise, obc__allgatherv_self, obc__allgatherv_pairwise;
 
 #endif

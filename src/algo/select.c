@@ -16,18 +16,18 @@
 #include "core/config.h"
 
 static const struct obc__algo *const registry[] = {
-    &obc__bcast_self,          &obc__bcast_eager,        &obc__bcast_arena,
-    &obc__bcast_cma,           &obc__bcast_chain,        &obc__bcast_tree,
-    &obc__bcast_hier,          &obc__barrier_self,       &obc__barrier_counter,
-    &obc__barrier_dissem,      &obc__allreduce_self,     &obc__allreduce_shm,
-    &obc__allreduce_ring,      &obc__allreduce_recdbl,   &obc__allreduce_hier,
-    &obc__reduce_self,         &obc__reduce_shm,         &obc__reduce_ring,
-    &obc__allgather_self,      &obc__allgather_shm,      &obc__allgather_ring,
-    &obc__reduce_scatter_self, &obc__reduce_scatter_shm, &obc__reduce_scatter_ring,
-    &obc__gather_self,         &obc__gather_direct,      &obc__scatter_self,
-    &obc__scatter_direct,      &obc__alltoall_self,      &obc__alltoall_pairwise,
-    &obc__alltoallv_self,      &obc__alltoallv_pairwise, &obc__allgatherv_self,
-    &obc__allgatherv_pairwise,
+    &obc__bcast_self,          &obc__bcast_eager,         &obc__bcast_arena,
+    &obc__bcast_cma,           &obc__bcast_chain,         &obc__bcast_tree,
+    &obc__bcast_hier,          &obc__barrier_self,        &obc__barrier_counter,
+    &obc__barrier_dissem,      &obc__allreduce_self,      &obc__allreduce_shm,
+    &obc__allreduce_ring,      &obc__allreduce_recdbl,    &obc__allreduce_hier,
+    &obc__reduce_self,         &obc__reduce_shm,          &obc__reduce_ring,
+    &obc__allgather_self,      &obc__allgather_shm,       &obc__allgather_ring,
+    &obc__reduce_scatter_self, &obc__reduce_scatter_shm,  &obc__reduce_scatter_ring,
+    &obc__gather_self,         &obc__gather_direct,       &obc__scatter_self,
+    &obc__scatter_direct,      &obc__alltoall_self,       &obc__alltoall_pairwise,
+    &obc__alltoall_cma,        &obc__alltoallv_self,      &obc__alltoallv_pairwise,
+    &obc__allgatherv_self,     &obc__allgatherv_pairwise,
 };
 
 static const char *const coll_names[OBC_COLL_COUNT] = {
@@ -134,6 +134,8 @@ obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct
     memset(tuning, 0, sizeof(*tuning));
     tuning->eager_max_bytes = or_default(cfg->eager_max_bytes, def.eager_max_bytes);
     tuning->cma_min_bytes = cfg->cma_min_bytes != 0 ? cfg->cma_min_bytes : SIZE_MAX;
+    tuning->alltoall_cma_min_bytes =
+        cfg->alltoall_cma_min_bytes != 0 ? cfg->alltoall_cma_min_bytes : SIZE_MAX;
     tuning->stream_min_bytes = or_default(cfg->stream_min_bytes, def.stream_min_bytes);
     tuning->recdbl_max_bytes = or_default(cfg->recdbl_max_bytes, def.recdbl_max_bytes);
     tuning->shm_below_bytes = or_default(cfg->shm_below_bytes, def.shm_below_bytes);
@@ -304,12 +306,26 @@ static bool is_personal(obc_coll_t coll)
  * from its sender to its one receiver anyway, so an exchange straight
  * between the two moves each byte once on each side (a ring or tree would
  * forward it). gather and scatter: the root deals with its peers itself
- * ("direct"); alltoall(v) and allgatherv: the pairwise exchange.
+ * ("direct"); alltoall(v) and allgatherv: the pairwise exchange. Within a
+ * host an out-of-place alltoall with blocks of OBC_ALLTOALL_CMA_MIN_BYTES
+ * or more reads them single-copy ("cma"): the channels copy every byte
+ * twice, into a slot and out of it, and keep one partner in flight, while
+ * the reads copy once, all peers' blocks back to back (docs/algorithms.md).
+ * Every rank chooses alike: block size and in place are the same on all
+ * (a count that is not is a mismatch, which a stalled wait's board
+ * comparison names).
  */
 static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
+                                               const struct obc__algo_tuning *tuning,
                                                const struct obc__coll_args *args, char *why,
                                                size_t why_bytes)
 {
+    if (args->coll == OBC_COLL_ALLTOALL && args->nbytes >= tuning->alltoall_cma_min_bytes &&
+        obc__alltoall_cma.supports(ctx, args)) {
+        say(why, why_bytes, "one host, %zu-byte blocks >= single-copy limit %zu", args->nbytes,
+            tuning->alltoall_cma_min_bytes);
+        return &obc__alltoall_cma;
+    }
     say(why, why_bytes, "%d ranks on %d hosts: straight between the ranks", ctx->nranks,
         ctx->nhosts);
     switch (args->coll) {
@@ -352,7 +368,7 @@ static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
         return broadcast_choice(ctx, tuning, args, why, why_bytes);
     }
     if (is_personal(args->coll)) {
-        return personal_choice(ctx, args, why, why_bytes);
+        return personal_choice(ctx, tuning, args, why, why_bytes);
     }
     return reduction_choice(ctx, tuning, args, why, why_bytes);
 }

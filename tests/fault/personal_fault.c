@@ -11,7 +11,10 @@
  *    call (an alltoallv whose sendcounts[j] differs from rank j's
  *    recvcounts[odd], an alltoall with a smaller count, an allgatherv
  *    against the others' alltoall, a gather of another dtype, a scatter
- *    with count 0 against the others' 1000). Every rank must fail (MISMATCH
+ *    with count 0 against the others' 1000; and alltoalls of 160 KB blocks,
+ *    single-copy within a host, against a smaller count, a small alltoall
+ *    (which goes through the channels) and an alltoallv). Every rank must
+ *    fail (MISMATCH
  *    or ABORTED; a rank that only sends may finish, and then its next call
  *    fails), within the timeout, at least one with OBC_ERR_MISMATCH, and
  *    every MISMATCH message of another rank names the odd one (for
@@ -38,6 +41,7 @@
 #define TIMEOUT_S 10.0
 #define LIMIT_S (TIMEOUT_S + 5.0)
 #define COUNT 1000
+#define BIG_COUNT 40000 /* int32 elements per peer: above OBC_ALLTOALL_CMA_MIN_BYTES */
 
 enum call { ALLTOALL, ALLTOALLV, ALLGATHERV, GATHER, SCATTER };
 
@@ -238,6 +242,15 @@ int main(void)
         {"gather, another dtype of the same size", 2, GATHER, GATHER, COUNT, COUNT, OBC_FLOAT32,
          OBC_INT32},
         {"scatter, one rank's count 0", 2, SCATTER, SCATTER, COUNT, 0, OBC_UINT8, OBC_UINT8},
+        /* blocks of 160 KB: single-copy (cma) within a host; the odd rank's
+         * mailbox says another size, another call, or it is not there at
+         * all because the odd rank went through the channels */
+        {"alltoall single-copy, one rank's count smaller", 3, ALLTOALL, ALLTOALL, BIG_COUNT,
+         BIG_COUNT - 10, OBC_INT32, OBC_INT32},
+        {"alltoall single-copy against a small one", 1, ALLTOALL, ALLTOALL, BIG_COUNT, COUNT,
+         OBC_INT32, OBC_INT32},
+        {"alltoall single-copy against alltoallv", 2, ALLTOALL, ALLTOALLV, BIG_COUNT, BIG_COUNT,
+         OBC_INT32, OBC_INT32},
     };
     struct obct_job job;
     char timeout[16];

@@ -77,10 +77,11 @@ done
 
 # Each algorithm the library accepts in OBC_ALGO, once, and the label it gives.
 for spec in allreduce=shm allreduce=ring allreduce=recdbl allreduce=hier reduce=shm reduce=ring \
-    allgather=shm allgather=ring reduce_scatter=shm reduce_scatter=ring; do
+    allgather=shm allgather=ring reduce_scatter=shm reduce_scatter=ring alltoall=pairwise \
+    alltoall=cma; do
     op=${spec%%=*} algo=${spec#*=}
     redop="--op sum"
-    [ "$op" = allgather ] && redop=""
+    case $op in allgather | alltoall) redop="" ;; esac
     # shellcheck disable=SC2086
     run "$op forced to $algo" 3 "OBC_ALGO=broadcast=eager,$spec" -- -o "$op" -d float16 $redop
     expect_label "$op forced to $algo" "obc_$algo"

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alltoall_cma.c - single-copy alltoall within a host: every rank reads its
+ * block of every peer's sendbuf straight into its own recvbuf with
+ * process_vm_readv, so each byte is copied once (the pairwise exchange of
+ * px.c copies it twice, into a channel slot and out of it) and every rank
+ * copies only what it receives, all ranks at once.
+ *
+ *   1. every rank posts its sendbuf address, block size and stamp in its
+ *      mailbox and copies its own block locally;
+ *   2. rank r reads block r of peer p's sendbuf into block p of its
+ *      recvbuf, for p = r+1, r+2, ... (mod n): the ranks start on different
+ *      peers instead of all reading rank 0 first;
+ *   3. every rank adds 1 to the shared CMA counter and waits until all
+ *      have, so no rank returns (and reuses its sendbuf) while a peer still
+ *      reads it.
+ * Out of place only: in place, a peer could read a block this rank has
+ * already overwritten (select.c leaves in place to the pairwise exchange).
+ * A peer whose block size or stamp differs is OBC_ERR_MISMATCH naming it.
+ * Copies go in pieces of CMA_PIECE so an abort or a dead peer is noticed
+ * between them. select.c picks it from OBC_ALLTOALL_CMA_MIN_BYTES per block.
+ */
+#include <string.h>
+
+#include "algo/personal/px.h"
+
+#define CMA_PIECE (8u << 20)
+
+struct a2a_msg {
+    uint64_t addr; /* the poster's sendbuf */
+    uint64_t nbytes; /* its block */
+    uint64_t stamp;
+};
+
+enum a2a_phase { PHASE_POST, PHASE_COPY, PHASE_DONE, PHASE_WAIT };
+
+struct a2a_state {
+    struct obc__algo_ctx *ctx;
+    const struct obc__coll_args *args;
+    enum a2a_phase phase;
+    uint64_t stamp;
+    uint32_t seq;
+    uint32_t target; /* CMA counter value when every rank is done */
+    int k; /* peers read so far (the next is rank + 1 + k) */
+};
+_Static_assert(sizeof(struct a2a_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
+
+/* In place is sendbuf == recvbuf with bytes to move; obc_comm_algorithm's
+ * query has no buffers (both NULL) and asks about the out-of-place call. */
+static bool a2a_cma_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    if (args->coll != OBC_COLL_ALLTOALL || args->nsegs != 1) {
+        return false;
+    }
+    const struct obc__seg *g = &args->segs[0];
+    bool in_place = g->send == g->recv && g->send != NULL;
+    return !in_place && ctx->nranks > 1 && ctx->arena_has_all && obc__arena_has_cma(ctx->arena);
+}
+
+static void a2a_cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    struct a2a_state *s = state;
+    memset(s, 0, sizeof(*s));
+    s->ctx = ctx;
+    s->args = args;
+    s->stamp = obc__algo_stamp(args);
+    s->seq = (uint32_t)args->seq + 1; /* mailbox words start at 0 */
+    s->target = ++ctx->persist->cma_epoch * (uint32_t)ctx->nranks;
+}
+
+static obc_result_t bad_peer(struct a2a_state *s, int peer, const struct a2a_msg *m)
+{
+    const struct obc__coll_args *a = s->args;
+    size_t es = obc_dtype_size(a->dtype);
+    obc__arena_abort(s->ctx->arena, OBC_ERR_MISMATCH, s->ctx->rank);
+    if (m->stamp == s->stamp) {
+        return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
+                            "alltoall #%llu: rank %d sends %llu elements to each rank, but rank "
+                            "%d expects %zu (their counts differ)",
+                            (unsigned long long)a->seq, peer, (unsigned long long)(m->nbytes / es),
+                            s->ctx->rank, a->nbytes / es);
+    }
+    return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
+                        "alltoall #%llu: rank %d and rank %d disagree on the operation (stamp "
+                        "%016llx there, %016llx here)",
+                        (unsigned long long)a->seq, s->ctx->rank, peer,
+                        (unsigned long long)m->stamp, (unsigned long long)s->stamp);
+}
+
+/* Block `me` of peer's sendbuf (at addr) into block `peer` of recvbuf. */
+static obc_result_t read_block(struct a2a_state *s, int peer, uint64_t addr)
+{
+    size_t blk = s->args->nbytes;
+    const char *src = (const char *)(uintptr_t)addr + (size_t)s->ctx->rank * blk;
+    char *dst = (char *)s->args->segs[0].recv + (size_t)peer * blk;
+    for (size_t off = 0; off < blk; off += CMA_PIECE) {
+        size_t k = blk - off < CMA_PIECE ? blk - off : CMA_PIECE;
+        obc_result_t res = obc__arena_health(s->ctx->arena);
+        if (res == OBC_SUCCESS) {
+            res = obc__arena_peer_read(s->ctx->arena, peer, dst + off, src + off, k);
+        }
+        if (res != OBC_SUCCESS) {
+            return res;
+        }
+    }
+    return OBC_SUCCESS;
+}
+
+static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
+{
+    struct a2a_state *s = state;
+    const struct obc__seg *g = &s->args->segs[0];
+    int me = s->ctx->rank, n = s->ctx->nranks;
+    size_t blk = s->args->nbytes;
+    switch (s->phase) {
+    case PHASE_POST: {
+        struct a2a_msg mine = {(uint64_t)(uintptr_t)g->send, blk, s->stamp};
+        obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
+        if (blk > 0) {
+            memcpy((char *)g->recv + (size_t)me * blk, (const char *)g->send + (size_t)me * blk,
+                   blk);
+        }
+        s->phase = PHASE_COPY;
+    }
+        __attribute__((fallthrough));
+    case PHASE_COPY:
+        for (; s->k < n - 1; s->k++) {
+            int peer = (me + 1 + s->k) % n;
+            struct a2a_msg m;
+            if (!obc__arena_mailbox_read(s->ctx->arena, peer, s->seq, &m, sizeof(m), w)) {
+                w->peer = peer;
+                return OBC_IN_PROGRESS;
+            }
+            if (m.stamp != s->stamp || m.nbytes != blk) {
+                return bad_peer(s, peer, &m);
+            }
+            obc_result_t res = blk > 0 ? read_block(s, peer, m.addr) : OBC_SUCCESS;
+            if (res != OBC_SUCCESS) {
+                return res;
+            }
+        }
+        s->phase = PHASE_DONE;
+        __attribute__((fallthrough));
+    case PHASE_DONE:
+        obc__arena_counter_add(s->ctx->arena, OBC_CTR_CMA_DONE, 1);
+        s->phase = PHASE_WAIT;
+        __attribute__((fallthrough));
+    case PHASE_WAIT:
+        return obc__arena_counter_reached(s->ctx->arena, OBC_CTR_CMA_DONE, s->target, w)
+            ? OBC_SUCCESS
+            : OBC_IN_PROGRESS;
+    }
+    return OBC_ERR_INTERNAL;
+}
+
+const struct obc__algo obc__alltoall_cma = {OBC_COLL_ALLTOALL, "cma", a2a_cma_supports,
+                                            a2a_cma_init, a2a_cma_step};
