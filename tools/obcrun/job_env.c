@@ -6,6 +6,11 @@
  *   OBC_BOOTSTRAP=127.0.0.1:PORT (rank 0 hosts the rendezvous there),
  *   OBC_SECRET (32 hex chars, or passed through if already set),
  *   OBC_JOB_ID (unique per launch; prefixes the library's /dev/shm names).
+ * Besides, what torchrun sets, so torch.distributed programs (env://) run
+ * unchanged: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE (every rank is
+ * on this host), MASTER_ADDR=127.0.0.1 and MASTER_PORT (a second free port,
+ * for torch's store on rank 0). obc_comm_init_env prefers OBC_* to these, so
+ * obc's own programs are unaffected.
  * Variables are set in obcrun's own environment, which fork passes on.
  */
 #include "obcrun.h"
@@ -46,7 +51,7 @@ static int random_hex(char *out, size_t nbytes)
 /* Binds 127.0.0.1:0 so the kernel picks a free port. The socket stays open
  * (never listening, so no TIME_WAIT) until just before spawning, which keeps
  * other processes off the port meanwhile; rank 0 then binds it. */
-static int reserve_port(struct obcrun_job *job, int *port)
+static int reserve_port(int *port_fd, int *port)
 {
     struct sockaddr_in addr;
     socklen_t len = sizeof(addr);
@@ -65,7 +70,7 @@ static int reserve_port(struct obcrun_job *job, int *port)
         close(fd);
         return -1;
     }
-    job->port_fd = fd;
+    *port_fd = fd;
     *port = ntohs(addr.sin_port);
     return 0;
 }
@@ -97,14 +102,21 @@ int obcrun_env_setup(struct obcrun_job *job)
     char tail[9];
     char bootstrap[32];
     int port;
+    int store_port;
 
-    if (random_hex(tail, 4) != 0 || reserve_port(job, &port) != 0) {
+    if (random_hex(tail, 4) != 0 || reserve_port(&job->port_fd, &port) != 0 ||
+        reserve_port(&job->store_port_fd, &store_port) != 0) {
         return -1;
     }
     snprintf(job->job_id, sizeof(job->job_id), "%x-%s", (unsigned)getpid(), tail);
     snprintf(bootstrap, sizeof(bootstrap), "127.0.0.1:%d", port);
     if (set_int("OBC_NRANKS", job->opts.nranks) != 0 || set_str("OBC_BOOTSTRAP", bootstrap) != 0 ||
         set_str("OBC_JOB_ID", job->job_id) != 0) {
+        return -1;
+    }
+    if (set_int("WORLD_SIZE", job->opts.nranks) != 0 ||
+        set_int("LOCAL_WORLD_SIZE", job->opts.nranks) != 0 ||
+        set_str("MASTER_ADDR", "127.0.0.1") != 0 || set_int("MASTER_PORT", store_port) != 0) {
         return -1;
     }
     /* A secret the user chose (e.g. shared with ranks started elsewhere) wins. */
@@ -118,7 +130,8 @@ int obcrun_env_setup(struct obcrun_job *job)
 
 int obcrun_env_set_rank(int rank)
 {
-    if (set_int("OBC_RANK", rank) != 0) {
+    if (set_int("OBC_RANK", rank) != 0 || set_int("RANK", rank) != 0 ||
+        set_int("LOCAL_RANK", rank) != 0) {
         return -1;
     }
     return 0;
@@ -129,5 +142,9 @@ void obcrun_env_release_port(struct obcrun_job *job)
     if (job->port_fd >= 0) {
         close(job->port_fd);
         job->port_fd = -1;
+    }
+    if (job->store_port_fd >= 0) {
+        close(job->store_port_fd);
+        job->store_port_fd = -1;
     }
 }

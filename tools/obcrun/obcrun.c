@@ -27,6 +27,8 @@
     "  --timeout SEC   stop every rank after SEC seconds (exit status 124)\n" \
     "  --tag-output    prefix each line of output with \"[rank R] \"\n" \
     "  -h, --help      show this help\n" \
+    "Each rank gets OBC_RANK, OBC_NRANKS, OBC_BOOTSTRAP, OBC_SECRET, OBC_JOB_ID and, as\n" \
+    "torchrun, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT.\n" \
     "If one rank fails, the others are stopped and obcrun exits with its status.\n"
 
 static int usage_error(const char *fmt, const char *arg)
@@ -139,6 +141,7 @@ static int parse_args(int argc, char **argv, struct obcrun_opts *opts)
 static int prepare_job(struct obcrun_job *job)
 {
     job->port_fd = -1;
+    job->store_port_fd = -1;
     job->signal_fd = -1;
     job->ranks = calloc((size_t)job->opts.nranks, sizeof(*job->ranks));
     if (job->ranks == NULL) {

@@ -55,6 +55,7 @@ struct obcrun_job {
     pid_t pgid; /* the ranks' process group (rank 0's pid); 0 before spawning */
     char job_id[OBCRUN_JOB_ID_BYTES];
     int port_fd; /* socket holding the bootstrap port until spawning; -1 after */
+    int store_port_fd; /* likewise MASTER_PORT, torch's store (torchrun's variables) */
     sigset_t orig_mask; /* obcrun's mask before it blocked signals; given to ranks */
     int signal_fd; /* signalfd of the blocked signals (supervise.c) */
     struct pollfd *pollfds; /* supervise.c's poll set: signal_fd + 2 per rank */
@@ -66,7 +67,7 @@ struct obcrun_job {
     int exit_code; /* obcrun's exit status once stopping */
 };
 
-/* job_env.c: job id, secret and bootstrap port, exported to the ranks. */
+/* job_env.c: job id, secret, bootstrap port and torchrun's variables, exported to the ranks. */
 int obcrun_env_setup(struct obcrun_job *job);
 int obcrun_env_set_rank(int rank);
 void obcrun_env_release_port(struct obcrun_job *job);

@@ -43,6 +43,13 @@ expect "environment" 0 2000 "$OBCRUN" -n 2 sh -c \
     'test "$OBC_NRANKS" = 2 && test -n "$OBC_RANK" &&
      echo "$OBC_BOOTSTRAP" | grep -Eq "^127\.0\.0\.1:[0-9]+$" &&
      echo "$OBC_SECRET" | grep -Eq "^[0-9a-f]{32}$" && test -n "$OBC_JOB_ID"'
+expect "torchrun's variables" 0 2000 "$OBCRUN" -n 3 sh -c \
+    'test "$RANK" = "$OBC_RANK" && test "$LOCAL_RANK" = "$OBC_RANK" &&
+     test "$WORLD_SIZE" = 3 && test "$LOCAL_WORLD_SIZE" = 3 && test "$MASTER_ADDR" = 127.0.0.1 &&
+     echo "$MASTER_PORT" | grep -Eq "^[0-9]+$" && test "127.0.0.1:$MASTER_PORT" != "$OBC_BOOTSTRAP"'
+expect "torchrun's variables replaced" 0 2000 env RANK=7 WORLD_SIZE=9 MASTER_PORT=1 \
+    "$OBCRUN" -n 2 sh -c 'test "$RANK" = "$OBC_RANK" && test "$WORLD_SIZE" = 2 &&
+     test "$MASTER_PORT" != 1'
 expect "secret passed through" 0 2000 env OBC_SECRET=s3cret "$OBCRUN" -n 2 sh -c \
     'test "$OBC_SECRET" = s3cret'
 expect "rank exits 3" 3 2000 "$OBCRUN" -n 4 sh -c \
