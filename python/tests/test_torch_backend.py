@@ -1,0 +1,370 @@
+# SPDX-License-Identifier: MIT
+"""The torch.distributed backend "obc" (python/obc/torch.py), run by every
+rank under obcrun (python_n1/n2/n4) and under torchrun (python_torchrun_backend):
+every call on every dtype it takes, sync and async; objects; new_group;
+point-to-point; DDP against single-process training; the refusals; the
+init methods. The default process group is made once (env://, what obcrun
+and torchrun both set) and shared by the tests in file order."""
+import datetime
+import importlib
+import os
+import socket
+import time
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+dist = pytest.importorskip("torch.distributed")
+
+import obc  # noqa: E402
+import obc.torch as obc_torch  # noqa: E402
+from obc import _native  # noqa: E402
+
+from conftest import TORCH_DTYPES  # noqa: E402
+
+R = dist.ReduceOp
+# Dtypes that only move (no reduction): obc sends them as bytes.
+BYTE_DTYPES = TORCH_DTYPES + [torch.bool, torch.int16, torch.complex64, torch.complex128]
+OPS = [R.SUM, R.PRODUCT, R.MIN, R.MAX, R.AVG]
+
+
+@pytest.fixture(scope="module")
+def world():
+    if not dist.is_initialized():
+        dist.init_process_group("obc")
+    return dist.get_rank(), dist.get_world_size()
+
+
+def values(rank, k, dtype, base=0):
+    """k small integers that depend on rank (exact in every dtype)."""
+    v = (torch.arange(k, dtype=torch.float64) + rank + base) % 4
+    if dtype == torch.bool:
+        return (v % 2).to(torch.bool)
+    if dtype.is_complex:
+        return torch.complex(v, -v).to(dtype)
+    return v.to(dtype)
+
+
+def expected_reduce(op, dtype, n, k):
+    every = [values(r, k, torch.float64, base=1 if op == R.PRODUCT else 0) for r in range(n)]
+    if op == R.PRODUCT:
+        every = [e % 2 + 1 for e in every]
+    stack = torch.stack(every)
+    out = {R.SUM: stack.sum(0), R.PRODUCT: stack.prod(0), R.MIN: stack.min(0).values,
+           R.MAX: stack.max(0).values, R.AVG: stack.mean(0)}[op]
+    if op == R.AVG and not dtype.is_floating_point:
+        out = torch.trunc(out)
+    return out
+
+
+def reduce_input(rank, k, dtype, op):
+    v = values(rank, k, torch.float64, base=1 if op == R.PRODUCT else 0)
+    if op == R.PRODUCT:
+        v = v % 2 + 1
+    return v.to(dtype)
+
+
+def finish(work, async_op):
+    """The blocking form returns None; the async one a Work like gloo's."""
+    if not async_op:
+        assert work is None
+        return None
+    assert work.wait() is True
+    assert work.is_completed()
+    return work.get_future().value()
+
+
+def same(a, b):
+    assert a.dtype == b.dtype and torch.equal(a, b), (a, b)
+
+
+def test_backend_registered(world):
+    assert dist.get_backend() == "obc" == dist.Backend.OBC
+    importlib.reload(obc_torch)  # registering again is harmless
+    assert dist.Backend.OBC == "obc"
+    assert dist.group.WORLD.name() == "obc"
+
+
+def test_broadcast_allgather_every_dtype(world):
+    rank, n = world
+    for dtype in BYTE_DTYPES:
+        for async_op in (False, True):
+            for root in range(n):
+                t = values(rank, 5, dtype)
+                w = dist.broadcast(t, src=root, async_op=async_op)
+                finish(w, async_op)
+                same(t, values(root, 5, dtype))
+            out = [torch.empty(3, dtype=dtype) for _ in range(n)]
+            w = dist.all_gather(out, values(rank, 3, dtype), async_op=async_op)
+            finish(w, async_op)
+            for r in range(n):
+                same(out[r], values(r, 3, dtype))
+            whole = torch.empty(n * 3, dtype=dtype)
+            w = dist.all_gather_into_tensor(whole, values(rank, 3, dtype), async_op=async_op) \
+                if hasattr(dist, "all_gather_into_tensor") else \
+                dist._all_gather_base(whole, values(rank, 3, dtype), async_op=async_op)
+            finish(w, async_op)
+            same(whole, torch.cat([values(r, 3, dtype) for r in range(n)]))
+    t = torch.full((4, 6), float(rank))[:, ::2]  # non-contiguous: staged, copied back
+    dist.broadcast(t, src=0)
+    assert (t == 0).all()
+
+
+def test_all_reduce_reduce_every_dtype_and_op(world):
+    rank, n = world
+    for dtype in TORCH_DTYPES:
+        for op in OPS:
+            want = expected_reduce(op, dtype, n, 7).to(dtype)
+            for async_op in (False, True):
+                t = reduce_input(rank, 7, dtype, op)
+                w = dist.all_reduce(t, op=op, async_op=async_op)
+                value = finish(w, async_op)
+                same(t, want)
+                if async_op:
+                    assert value[0] is t or torch.equal(value[0], t)
+                root = (n - 1) if async_op else 0
+                t = reduce_input(rank, 7, dtype, op)
+                w = dist.reduce(t, dst=root, op=op, async_op=async_op)
+                finish(w, async_op)
+                if rank == root:
+                    same(t, want)
+                else:
+                    same(t, reduce_input(rank, 7, dtype, op))  # only read
+    for dtype in (torch.complex64, torch.complex128):  # SUM/AVG reduce the float parts
+        t = values(rank, 4, dtype)
+        dist.all_reduce(t)
+        same(t, sum(values(r, 4, dtype) for r in range(n)))
+    t = torch.ones(4, 6)[:, ::2]  # non-contiguous: staged and copied back
+    dist.all_reduce(t)
+    assert (t == n).all()
+
+
+def test_reduce_scatter_every_dtype(world):
+    rank, n = world
+    for dtype in TORCH_DTYPES:
+        for op in (R.SUM, R.MAX):
+            for async_op in (False, True):
+                blocks = [reduce_input(rank, 3, dtype, op) + (r % 2) for r in range(n)]
+                out = torch.empty(3, dtype=dtype)
+                w = dist.reduce_scatter(out, blocks, op=op, async_op=async_op)
+                finish(w, async_op)
+                want = expected_reduce(op, dtype, n, 3) + (rank % 2) * (n if op == R.SUM else 1)
+                same(out, want.to(dtype))
+                out2 = torch.empty(3, dtype=dtype)
+                fn = getattr(dist, "reduce_scatter_tensor", None) or dist._reduce_scatter_base
+                w = fn(out2, torch.cat(blocks), op=op, async_op=async_op)
+                finish(w, async_op)
+                same(out2, want.to(dtype))
+
+
+def test_gather_scatter_alltoall_every_dtype(world):
+    rank, n = world
+    for dtype in BYTE_DTYPES:
+        for async_op in (False, True):
+            for root in {0, n - 1}:
+                lst = [torch.empty(2, dtype=dtype) for _ in range(n)] if rank == root else None
+                w = dist.gather(values(rank, 2, dtype), gather_list=lst, dst=root,
+                                async_op=async_op)
+                finish(w, async_op)
+                if rank == root:
+                    for r in range(n):
+                        same(lst[r], values(r, 2, dtype))
+                out = torch.empty(2, dtype=dtype)
+                src = [values(r, 2, dtype, base=1) for r in range(n)] if rank == root else None
+                w = dist.scatter(out, scatter_list=src, src=root, async_op=async_op)
+                finish(w, async_op)
+                same(out, values(rank, 2, dtype, base=1))
+            # all_to_all: block j of rank i is values(i * n + j)
+            ins = [values(rank * n + j, 2, dtype) for j in range(n)]
+            outs = [torch.empty(2, dtype=dtype) for _ in range(n)]
+            w = dist.all_to_all(outs, ins, async_op=async_op)
+            finish(w, async_op)
+            for i in range(n):
+                same(outs[i], values(i * n + rank, 2, dtype))
+            out = torch.empty(2 * n, dtype=dtype)
+            w = dist.all_to_all_single(out, torch.cat(ins), async_op=async_op)
+            finish(w, async_op)
+            same(out, torch.cat([values(i * n + rank, 2, dtype) for i in range(n)]))
+            # with splits: rank i sends i + j + 1 rows of 3 to rank j
+            send = [i + rank + 1 for i in range(n)]
+            recv = [i + rank + 1 for i in range(n)]
+            inp = torch.cat([values(rank * n + j, send[j] * 3, dtype).view(-1, 3)
+                             for j in range(n)])
+            out = torch.empty(sum(recv), 3, dtype=dtype)
+            w = dist.all_to_all_single(out, inp, output_split_sizes=recv,
+                                       input_split_sizes=send, async_op=async_op)
+            finish(w, async_op)
+            same(out, torch.cat([values(i * n + rank, recv[i] * 3, dtype).view(-1, 3)
+                                 for i in range(n)]))
+
+
+def test_barrier_and_objects(world):
+    rank, n = world
+    assert dist.barrier() is None
+    assert dist.barrier(async_op=True).wait()
+    objs = [{"from": rank, "cfg": [1.5, "x"]} if rank == 0 else None, rank]
+    dist.broadcast_object_list(objs, src=0)
+    assert objs == [{"from": 0, "cfg": [1.5, "x"]}, 0]
+    every = [None] * n
+    dist.all_gather_object(every, ("rank", rank, "x" * rank))
+    assert every == [("rank", r, "x" * r) for r in range(n)]
+    got = [None]
+    dist.scatter_object_list(got, [{"to": r} for r in range(n)] if rank == 0 else None, src=0)
+    assert got == [{"to": rank}]
+
+
+def test_async_many_in_flight(world):
+    rank, n = world
+    ts = [torch.full((100 + i,), float(rank + i)) for i in range(20)]
+    works = [dist.all_reduce(t, async_op=True) for t in ts]
+    futs = [w.get_future().then(lambda f: f.value()[0].sum().item()) for w in works]
+    for i, (w, f) in enumerate(zip(works, futs)):
+        w.wait()
+        want = sum(r + i for r in range(n))
+        assert (ts[i] == want).all()
+        assert f.wait() == want * (100 + i)
+
+
+def test_new_group(world):
+    rank, n = world
+    for ranks in (list(range(n)), list(range(0, n, 2)), [n - 1], list(range(n - 1, -1, -1))):
+        g = dist.new_group(ranks)
+        if rank not in ranks:
+            assert g == dist.GroupMember.NON_GROUP_MEMBER
+            continue
+        assert dist.get_backend(g) == "obc"
+        ranks = sorted(ranks)  # torch 1.13 orders a group's ranks
+        assert dist.get_world_size(g) == len(ranks) and dist.get_rank(g) == ranks.index(rank)
+        t = torch.full((5,), float(rank))
+        dist.all_reduce(t, group=g)
+        assert (t == sum(ranks)).all()
+        t = torch.full((3,), float(rank))
+        dist.broadcast(t, src=ranks[-1], group=g)  # global rank, as torch takes it
+        assert (t == ranks[-1]).all()
+        lst = [torch.empty(1) for _ in ranks]
+        dist.all_gather(lst, torch.tensor([float(rank)]), group=g)
+        assert [int(x) for x in lst] == ranks
+        dist.barrier(group=g)
+
+
+def test_send_recv(world):
+    rank, n = world
+    if n < 2:
+        pytest.skip("point-to-point needs 2 ranks")
+    if getattr(_native.lib, "obc_isend", None) is None:
+        pytest.skip("this libobc has no obc_isend/obc_irecv yet")
+    right, left = (rank + 1) % n, (rank - 1) % n
+    for dtype in BYTE_DTYPES:
+        # every rank sends first: an isend that waited for its recv would hang here
+        w = dist.isend(values(rank, 6, dtype), dst=right)
+        got = torch.empty(6, dtype=dtype)
+        dist.recv(got, src=left)
+        w.wait()
+        same(got, values(left, 6, dtype))
+        r = dist.irecv(got, src=right)
+        dist.send(values(rank, 6, dtype, base=2), dst=left)
+        r.wait()
+        same(got, values(right, 6, dtype, base=2))
+
+
+def _model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.Tanh(), torch.nn.Linear(32, 32),
+                               torch.nn.Tanh(), torch.nn.Linear(32, 1))
+
+
+def test_ddp_matches_single_process(world):
+    rank, n = world
+    gen = torch.Generator().manual_seed(1)
+    xs = [torch.randn(8 * n, 8, generator=gen) for _ in range(6)]
+    ys = [torch.randn(8 * n, 1, generator=gen) for _ in range(6)]
+    ref = _model()
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    for x, y in zip(xs, ys):  # the whole batch on one process
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(ref(x), y).backward()
+        opt.step()
+    # small buckets: several allreduces per step, issued from the backward hooks
+    ddp = torch.nn.parallel.DistributedDataParallel(_model(), bucket_cap_mb=0.004)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    for x, y in zip(xs, ys):  # each rank its 8 rows; DDP averages the gradients
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(ddp(x[8 * rank:8 * rank + 8]),
+                                     y[8 * rank:8 * rank + 8]).backward()
+        opt.step()
+    for (name, a), b in zip(ddp.module.named_parameters(), ref.parameters()):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+
+
+def test_refusals_shared(world):
+    """Arguments every rank shares: every rank refuses before communicating,
+    and the group stays usable."""
+    rank, n = world
+    cases = [(lambda: dist.all_reduce(torch.ones(4, dtype=torch.int32), op=R.BAND), "BAND"),
+             (lambda: dist.all_reduce(torch.ones(4, dtype=torch.int64), op=R.BOR), "BOR"),
+             (lambda: dist.reduce(torch.ones(4, dtype=torch.uint8), dst=0, op=R.BXOR), "BXOR"),
+             (lambda: dist.all_reduce(torch.ones(4, dtype=torch.complex64), op=R.MAX),
+              "complex"),
+             (lambda: dist.all_reduce(torch.ones(4, dtype=torch.int16)), "int16"),
+             (lambda: dist.all_reduce(torch.ones(4, dtype=torch.bool), async_op=True), "bool")]
+    for call, name in cases:
+        with pytest.raises(RuntimeError, match=name):
+            call()
+    t = torch.ones(3)
+    dist.all_reduce(t)
+    assert (t == n).all()
+
+
+def test_refusal_local_fails_the_others_fast(world):
+    """A refusal only this rank sees (its tensor is not on the CPU) aborts
+    the group's communicator: the others fail at once, not at OBC_TIMEOUT."""
+    rank, n = world
+    g = dist.new_group(list(range(n)))
+    g0 = dist.new_group([0])  # every rank takes part in torch's new_group
+    t0 = time.monotonic()
+    if rank == 0:
+        with pytest.raises(RuntimeError, match=r"rank 0.*device 'meta'"):
+            dist.all_reduce(torch.ones(4, device="meta"), group=g)
+    else:
+        with pytest.raises(RuntimeError, match="(?i)abort"):
+            dist.all_reduce(torch.ones(4), group=g)
+            dist.all_reduce(torch.ones(4), group=g)
+    assert time.monotonic() - t0 < 20
+    if rank == 0:
+        with pytest.raises(RuntimeError, match="sparse"):
+            dist.all_reduce(torch.ones(3).to_sparse(), group=g0)
+    dist.barrier()  # the default group is untouched
+
+
+def test_init_methods(world, comm):
+    """file://, tcp:// and store= (then env:// again, for whoever runs after)."""
+    rank, n = world
+    mine = None
+    if rank == 0:
+        with socket.socket() as s:  # a free port for tcp://
+            s.bind(("127.0.0.1", 0))
+            mine = (s.getsockname()[1], f"{os.getpid()}-{time.time_ns()}")
+    port, token = obc.broadcast_object(mine, comm=comm)
+    path = f"/tmp/obc_torch_init_{token}"
+    try:
+        for how in ("file", "tcp", "store"):
+            dist.destroy_process_group()
+            kw = dict(rank=rank, world_size=n, timeout=datetime.timedelta(seconds=60))
+            if how == "file":
+                dist.init_process_group("obc", init_method=f"file://{path}", **kw)
+            elif how == "tcp":
+                dist.init_process_group("obc", init_method=f"tcp://127.0.0.1:{port}", **kw)
+            else:
+                store = dist.FileStore(path + ".store", n)
+                dist.init_process_group("obc", store=store, **kw)
+            t = torch.full((4,), float(rank + 1))
+            dist.all_reduce(t)
+            assert (t == n * (n + 1) / 2).all(), how
+    finally:
+        dist.destroy_process_group()
+        dist.init_process_group("obc")
+        if rank == 0:
+            for p in (path, path + ".store"):
+                if os.path.exists(p):
+                    os.unlink(p)
