@@ -2,7 +2,10 @@
 """obc under the real torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
 LOCAL_RANK; no OBC_* variable), run by ctest as:
     torchrun --standalone --nproc_per_node=2 python/tests/torchrun_check.py
-Exits non-zero unless every rank sees the right rank, size and results."""
+Exits non-zero unless every rank sees the right rank, size and results, and
+then runs the torch backend's tests (test_torch_backend.py) in the same
+processes: dist.init_process_group("obc") under torchrun, without paying
+for a second torchrun start."""
 import os
 import sys
 
@@ -21,4 +24,8 @@ assert (t == size * (size + 1) / 2).all()
 cfg = obc.broadcast_object({"from": rank, "lr": np.float64(0.1)} if rank == 0 else None)
 assert cfg["from"] == 0
 print(f"torchrun_check: rank {rank} of {size} (LOCAL_RANK {os.environ['LOCAL_RANK']}) ok")
-sys.exit(0)
+import pytest  # noqa: E402
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", os.path.join(here, "test_torch_backend.py")]))
