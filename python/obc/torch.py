@@ -450,8 +450,12 @@ class ObcProcessGroup(_Base):
                           sys._getframe(1), what)
 
     def allgather_coalesced(self, output_lists, inputs, opts=None):
-        for outs, inp in zip(output_lists, inputs):
-            self.allgather([outs], [inp]).wait()
+        # output_lists[r][i] receives rank r's inputs[i]
+        if len(output_lists) != self._size:
+            raise RuntimeError(f"obc backend: all_gather_coalesced: {len(output_lists)} output "
+                               f"lists; it needs one per rank ({self._size})")
+        for i, inp in enumerate(inputs):
+            self.allgather([[outs[i] for outs in output_lists]], [inp]).wait()
         return _done_work(output_lists)
 
     def reduce_scatter(self, outputs, input_lists, opts=None):

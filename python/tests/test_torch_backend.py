@@ -368,3 +368,12 @@ def test_init_methods(world, comm):
             for p in (path, path + ".store"):
                 if os.path.exists(p):
                     os.unlink(p)
+
+
+def test_all_gather_coalesced(world):
+    rank, n = world
+    ins = [torch.full((2,), float(rank)), torch.full((3, 1), float(-rank))]
+    outs = [[torch.empty(2), torch.empty(3, 1)] for _ in range(n)]
+    dist.all_gather_coalesced(outs, ins)
+    for r in range(n):
+        assert (outs[r][0] == r).all() and (outs[r][1] == -r).all()
