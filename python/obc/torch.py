@@ -195,6 +195,17 @@ class ObcProcessGroup(_Base):
         if timeout is not None and timeout != _default_pg_timeout():
             seconds = timeout.total_seconds()
         self._comm = Communicator(rank=rank, size=size, unique_id=bytes(uid), timeout=seconds)
+        # The key must not outlive this group: torch reuses store prefixes
+        # (group names restart at 0 after destroy_process_group), and a stale
+        # id would send the ranks of a later group on a long-lived store to
+        # this one's finished rendezvous. Everyone has read it once the
+        # communicator exists; the barrier keeps them here until it is gone.
+        if rank == 0:
+            try:
+                store.delete_key(_STORE_KEY)
+            except (RuntimeError, AttributeError):  # a store that cannot delete keys
+                pass
+        self._comm.barrier()
         self._handle = self._comm._handle
         self._lock = threading.Lock()
         self._cv = threading.Condition()
