@@ -659,6 +659,7 @@ class ObcProcessGroup(_Base):
         N.check(status, self._handle, what)
 
     # -- point-to-point ----------------------------------------------------------
+    # tag: accepted, not compared; obc matches a pair's messages in send order
     def send(self, tensors, dst, tag=0):
         return self._p2p("obc_isend", "send", tensors, dst, sys._getframe(1))
 
