@@ -213,6 +213,7 @@ class ObcProcessGroup(_Base):
         self._thread = None
         self._closed = False
         self._done = _done_work()  # returned by every blocking call (it is only waited on)
+        self._seq = 0
         _live.add(self)
 
     # -- torch's view of the group ------------------------------------------
@@ -230,6 +231,14 @@ class ObcProcessGroup(_Base):
 
     def rank(self):
         return self._rank
+
+    # torch calls these on gloo and nccl groups (and on ours where it takes
+    # us for gloo); the number counts the collectives issued on the group.
+    def _set_sequence_number_for_group(self):
+        self._seq = 0
+
+    def _get_sequence_number_for_group(self):
+        return self._seq
 
     @property
     def comm(self):
@@ -304,6 +313,7 @@ class ObcProcessGroup(_Base):
     def _call(self, blocking, nonblocking, args, value, finish, keep, frame, what):
         """Run one obc call: blocking on the caller's thread when torch
         waits at once, else non-blocking with the completion thread."""
+        self._seq += 1
         if _caller_waits(frame):
             with self._lock:
                 status = blocking(*args, self._handle)
@@ -320,6 +330,7 @@ class ObcProcessGroup(_Base):
     def _async(self, fn, args, value, finish, keep, what):
         """A non-blocking call only (the second round's calls, whose
         blocking form we do not need): start it, hand it to the thread."""
+        self._seq += 1
         req = ctypes.c_void_p()
         with self._lock:
             status = fn(*args, self._handle, ctypes.byref(req))
@@ -408,12 +419,14 @@ class ObcProcessGroup(_Base):
             ptr = t.data_ptr()
             args, finish, keep = (ptr, ptr, t.numel(), dtype, op), None, t
         frame = sys._getframe(1)
+        self._seq += 1
         if finish is None and _caller_waits(frame):
             with self._lock:
                 status = N.lib.obc_allreduce(*args, self._handle)
             if status:
                 N.check(status, self._handle, what)
             return self._done
+        self._seq -= 1  # _call counts it
         return self._call(N.lib.obc_allreduce, N.lib.obc_iallreduce, args, tensors, finish,
                           keep, frame, what)
 

@@ -377,3 +377,11 @@ def test_all_gather_coalesced(world):
     dist.all_gather_coalesced(outs, ins)
     for r in range(n):
         assert (outs[r][0] == r).all() and (outs[r][1] == -r).all()
+
+
+def test_sequence_number(world):
+    pg = dist.group.WORLD
+    pg._set_sequence_number_for_group()
+    dist.all_reduce(torch.ones(1))
+    dist.barrier()
+    assert pg._get_sequence_number_for_group() == 2
