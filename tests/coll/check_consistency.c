@@ -14,7 +14,7 @@
  * starts, and the buffer itself must come back unchanged, guards intact.
  */
 /* obct: nranks=1,2,3,4,5,8 asan=3 */
-/* obct: name=quick env=OBCT_QUICK=1 nranks=16,64 */
+/* obct: name=quick env=OBCT_QUICK=1 nranks=16,32 */
 /* obct: name=split2 env=OBC_HOST_SPLIT=2 nranks=4,5 asan=4 */
 #include <stdio.h>
 

@@ -14,7 +14,7 @@
  * later), and obc_test says IN_PROGRESS meanwhile.
  */
 /* obct: nranks=1,2,3,4,5,8 san=4 */
-/* obct: name=quick env=OBCT_QUICK=1 nranks=16,64 */
+/* obct: name=quick env=OBCT_QUICK=1 nranks=16,32 */
 /* clang-format off */
 /* obct: name=ring env=OBC_ALGO=allreduce=ring,allgather=ring,reduce_scatter=ring,reduce=ring nranks=3,5 */
 /* clang-format on */

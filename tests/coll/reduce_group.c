@@ -12,7 +12,7 @@
  * group, and allreduce/allgather results with obc_check_consistency.
  */
 /* obct: nranks=1,2,3,4,5,8 san=3 */
-/* obct: name=quick env=OBCT_QUICK=1 nranks=16,64 */
+/* obct: name=quick env=OBCT_QUICK=1 nranks=16,32 */
 /* obct: name=ring env=OBC_ALGO=allreduce=ring nranks=3,4 */
 /* obct: name=recdbl env=OBC_ALGO=allreduce=recdbl nranks=3,4 */
 /* obct: name=hier_split2 env=OBC_ALGO=allreduce=hier env=OBC_HOST_SPLIT=2 nranks=5 */

@@ -20,7 +20,7 @@
  */
 /* clang-format off */
 /* obct: nranks=1,2,3,4,5,8 asan=3 */
-/* obct: name=quick env=OBCT_QUICK=1 nranks=16,32 */
+/* obct: name=quick env=OBCT_QUICK=1 nranks=16 */
 /* obct: name=shm env=OBC_ALGO=reduce_scatter=shm nranks=2,3,4 label=variant asan=4 */
 /* obct: name=shm_quick env=OBC_ALGO=reduce_scatter=shm env=OBCT_QUICK=1 nranks=5,8 label=variant */
 /* obct: name=ring env=OBC_ALGO=reduce_scatter=ring nranks=2,3,4 label=variant */

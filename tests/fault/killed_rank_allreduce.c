@@ -11,7 +11,7 @@
  * (the comm is broken), and no /dev/shm segment may be left behind. The same
  * assertions as killed_rank.c (broadcast).
  */
-/* obct: timeout=240 san */
+/* obct: timeout=240 asan */
 /* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=120 */
 /* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=180 */
 #include <signal.h>

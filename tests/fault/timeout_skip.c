@@ -12,7 +12,7 @@
  * and the first job's flight recorder (OBC_DEBUG_DUMP) holds, per waiting
  * rank, its own recent operations and rank 0's.
  */
-/* obct: timeout=120 san */
+/* obct: timeout=120 asan */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
