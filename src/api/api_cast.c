@@ -35,7 +35,7 @@
 #include "core/reduce.h"
 #include "engine/engine.h"
 
-#define CAST_MAX_DEPTH 16
+#define CAST_MAX_DEPTH OBC_COMM_CAST_MAX_DEPTH
 
 /* The (dtype, wire dtype) pairs with a conversion: float32 to a 16-bit float. */
 static bool cast_pair(obc_dtype_t dtype, obc_dtype_t wire)
@@ -212,15 +212,27 @@ static obc_result_t cast_setup(struct cast *c)
     c->piece = chunk / wsize;
     c->npieces = (c->count + c->piece - 1) / c->piece;
     c->depth = cfg->cast_depth;
-    size_t stage_elems = c->count < c->piece ? c->count : c->piece;
+    size_t bytes = c->piece * wsize; /* a whole piece, whatever this call's count */
     int nstage = c->comm->nranks == 1 ? 1 : c->depth;
-    for (int i = 0; i < nstage && stage_elems > 0; i++) {
-        c->stage[i] = malloc(stage_elems * wsize);
-        if (c->stage[i] == NULL) {
-            return obc__err_set(&c->comm->err, OBC_ERR_NO_MEMORY,
-                                "obc_broadcast_as: staging buffer of %zu bytes",
-                                stage_elems * wsize);
+    if (c->count == 0) {
+        return OBC_SUCCESS; /* the empty op carries no bytes */
+    }
+    if (c->comm->cast_stage_bytes != bytes) { /* first call, or OBC_CAST_CHUNK_BYTES differs */
+        for (int i = 0; i < CAST_MAX_DEPTH; i++) {
+            free(c->comm->cast_stage[i]);
+            c->comm->cast_stage[i] = NULL;
         }
+        c->comm->cast_stage_bytes = bytes;
+    }
+    for (int i = 0; i < nstage; i++) {
+        if (c->comm->cast_stage[i] == NULL) {
+            c->comm->cast_stage[i] = malloc(bytes);
+        }
+        if (c->comm->cast_stage[i] == NULL) {
+            return obc__err_set(&c->comm->err, OBC_ERR_NO_MEMORY,
+                                "obc_broadcast_as: staging buffer of %zu bytes", bytes);
+        }
+        c->stage[i] = c->comm->cast_stage[i];
     }
     return OBC_SUCCESS;
 }
@@ -260,7 +272,6 @@ OBC_API obc_result_t obc_broadcast_as(const void *sendbuf, void *recvbuf, size_t
     }
     for (int b = 0; b < CAST_MAX_DEPTH; b++) {
         settle(&c, b); /* a failed call still waits for what it queued */
-        free(c.stage[b]);
     }
     return c.res;
 }

@@ -34,6 +34,9 @@ void obc__comm_release(struct obc_comm *comm)
         return;
     }
     obc__mem_list_fini(&comm->mem);
+    for (int i = 0; i < OBC_COMM_CAST_MAX_DEPTH; i++) {
+        free(comm->cast_stage[i]);
+    }
     obc__err_fini(&comm->err);
     free(comm);
 }

@@ -22,6 +22,9 @@ struct obc__arena;
 struct obc__p2p;
 struct obc__engine;
 
+/* The most staging buffers obc_broadcast_as keeps (OBC_CAST_DEPTH's bound). */
+#define OBC_COMM_CAST_MAX_DEPTH 16
+
 struct obc_comm {
     int rank;
     int nranks;
@@ -40,6 +43,11 @@ struct obc_comm {
     struct obc__engine *engine;
     bool closing_broken; /* destroyed after a failure: do not linger for peers */
     struct obc__mem_list mem; /* obc_mem_alloc's blocks, freed at the latest by release */
+    /* obc_broadcast_as's staging buffers, made at its first call and kept (a
+     * communicator is used by one thread at a time): depth x chunk bytes, not
+     * growing with the message, and no allocation or first-touch per call. */
+    unsigned char *cast_stage[OBC_COMM_CAST_MAX_DEPTH];
+    size_t cast_stage_bytes; /* bytes of each of them (0: none made yet) */
 };
 
 /* The ground floor of a communicator: rank, nranks, a copy of cfg and an
