@@ -95,6 +95,8 @@ int obc__sock_recv_all(int fd, void *buf, size_t nbytes,
 void obc__sock_format(const struct obc__sockaddr *addr, char *out, size_t nbytes);
 /* Stop both directions now; the fd stays open until closed. */
 void obc__sock_shutdown(int fd);
+/* Send nothing more (the peer reads our end after the last byte); reading goes on. */
+void obc__sock_stop_sending(int fd);
 /* The IP address (no port) this connected or bound socket uses. */
 int obc__sock_local_ip(int fd, char *out, size_t nbytes);
 /* Close fd after what was sent reached the peer: stop sending, discard
@@ -102,6 +104,10 @@ int obc__sock_local_ip(int fd, char *out, size_t nbytes);
  * (Closing with unread input resets the connection, which can destroy a
  * last message, such as an error, before the peer reads it.) */
 void obc__sock_close_draining(int fd, int64_t max_ns);
+/* One step of closing many sockets at once: discard what the peer sent,
+ * then whether the peer has acknowledged every byte sent (or the
+ * connection is gone), so that closing now loses nothing. */
+bool obc__sock_delivered(int fd);
 
 /* ---- event-driven sockets (poller.c) ----
  * A poller reports readiness of watched fds, each with a caller's tag; a

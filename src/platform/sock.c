@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -113,6 +115,11 @@ int obc__sock_listen(const struct obc__sockaddr *addr, int backlog, struct obc__
 void obc__sock_shutdown(int fd)
 {
     shutdown(fd, SHUT_RDWR);
+}
+
+void obc__sock_stop_sending(int fd)
+{
+    shutdown(fd, SHUT_WR);
 }
 
 int obc__sock_local_ip(int fd, char *out, size_t nbytes)
@@ -273,4 +280,20 @@ void obc__sock_close_draining(int fd, int64_t max_ns)
         }
     }
     close(fd);
+}
+
+bool obc__sock_delivered(int fd)
+{
+    char sink[4096];
+    for (;;) {
+        ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            return true; /* the connection is gone: nothing more can reach the peer */
+        }
+        if (n < 0 && errno != EINTR) {
+            break;
+        }
+    }
+    int unacked = 0;
+    return ioctl(fd, SIOCOUTQ, &unacked) != 0 || unacked == 0;
 }

@@ -199,18 +199,44 @@ static bool link_settled(struct obc__tcp *t, struct obc__tcp_link *l)
 }
 
 /* Let the thread send what the rank published and a goodbye on every
- * link, for at most drain_ns: the last collective's data may still be in
+ * link, until the deadline: the last collective's data may still be in
  * the send rings when its call returned. */
-static void drain(struct obc__tcp *t, int64_t drain_ns)
+static void drain(struct obc__tcp *t, int64_t deadline)
 {
-    if (atomic_load(&t->failure) != 0 && drain_ns < TELL_MAX_NS) {
-        drain_ns = TELL_MAX_NS;
-    }
-    int64_t deadline = obc__now_ns() + drain_ns;
     atomic_store(&t->closing, true);
     obc__wakeup_signal(t->wakeup);
     for (int p = 0; p < t->nlinks; p++) {
         while (!link_settled(t, &t->links[p]) && obc__now_ns() < deadline) {
+            obc__sleep_ns(1000000);
+        }
+    }
+}
+
+/* Close every socket only once the peer's kernel has acknowledged all we
+ * wrote (our goodbye last), discarding what it still sends meanwhile, or
+ * at the deadline. Closing earlier, with its heartbeats or acknowledgements
+ * unread, or our tail still waiting for a retransmission, resets the
+ * connection and destroys that tail: the peer would see a connection
+ * "closed without a goodbye" while it still waits for our data. */
+static void close_politely(struct obc__tcp *t, int64_t deadline)
+{
+    for (int p = 0; p < t->nlinks; p++) {
+        struct obc__tcp_link *l = &t->links[p];
+        if (l->fd >= 0 && !l->shut && atomic_load(&l->error) == 0) {
+            obc__sock_stop_sending(l->fd); /* the FIN follows our last byte */
+        }
+    }
+    for (bool waiting = true; waiting;) {
+        waiting = false;
+        for (int p = 0; p < t->nlinks; p++) {
+            struct obc__tcp_link *l = &t->links[p];
+            if (l->fd >= 0 && (obc__sock_delivered(l->fd) || obc__now_ns() >= deadline)) {
+                obc__fd_close(l->fd);
+                l->fd = -1;
+            }
+            waiting = waiting || l->fd >= 0;
+        }
+        if (waiting) {
             obc__sleep_ns(1000000);
         }
     }
@@ -221,11 +247,18 @@ void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns)
     if (t == NULL) {
         return;
     }
+    if (atomic_load(&t->failure) != 0 && drain_ns < TELL_MAX_NS) {
+        drain_ns = TELL_MAX_NS;
+    }
+    int64_t deadline = obc__now_ns() + drain_ns;
     if (t->thread_started) {
-        drain(t, drain_ns);
+        drain(t, deadline);
         atomic_store(&t->stop, true);
         obc__wakeup_signal(t->wakeup);
         pthread_join(t->thread, NULL);
+    }
+    if (t->links != NULL) {
+        close_politely(t, deadline);
     }
     for (int i = 0; t->links != NULL && i < t->nlinks; i++) {
         obc__tcp_link_fini(&t->links[i]);
