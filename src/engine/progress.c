@@ -186,16 +186,32 @@ static const struct obc__algo *choose(struct obc__engine *e, struct obc__op *op)
     return a;
 }
 
+/* The hand-offs of one operation, at TRACE: how often its algorithm had
+ * to wait for another rank, and how many of those waits slept on a futex
+ * (each a trip through the scheduler). Contention-proof algorithms keep
+ * both bounded whatever the message size (tests/coll/handoff_count.sh). */
+static void trace_handoffs(const struct obc__op *op, const struct obc__algo *a, uint32_t waits,
+                           uint32_t sleeps)
+{
+    OBC_TRACE(OBC_LOG_COLL, "%s #%llu: %zu bytes, algorithm %s: %u waits, %u sleeps",
+              obc__coll_name(op->args.coll), (unsigned long long)op->args.seq, op->args.nbytes,
+              a->name, waits, sleeps);
+}
+
 static obc_result_t run_algorithm(struct obc__engine *e, struct obc__op *op)
 {
     const struct obc__algo *a = choose(e, op);
+    uint32_t waits = 0, sleeps = 0;
     a->init(op->state, &e->ctx, &op->args);
     for (;;) {
         struct obc__wait w = {.peer = -1};
         obc_result_t res = a->step(op->state, &w);
         if (res != OBC_IN_PROGRESS) {
+            trace_handoffs(op, a, waits, sleeps);
             return res;
         }
+        waits++;
+        w.slept = &sleeps; /* after the step, which may have set the whole wait */
         res = wait_for(e, op, &w);
         if (res != OBC_SUCCESS) {
             return res;
@@ -282,7 +298,7 @@ static obc_result_t p2p_wait(struct obc__engine *e, bool queued, int64_t last_pr
     /* Receives from self: no word announces them; sleep a slice, then look. */
     static _Atomic uint32_t never, never_sleepers;
     size_t n = obc__p2p_batch_waits(e->p2p, ws, P2P_MAX_WAITS);
-    struct obc__wait w = {&never, &never_sleepers, 0, -1, false};
+    struct obc__wait w = {.word = &never, .sleepers = &never_sleepers, .peer = -1};
     if (n == 0 && !queued) {
         return obc__err_set(e->ctx.err, OBC_ERR_INVALID_ARG,
                             "obc_recv on rank %d from itself: no send to itself came before it "
@@ -454,7 +470,7 @@ static void help_until(struct obc__engine *e, bool (*done)(struct obc__engine *,
             run_claimed(e, op);
         } else if (!done(e, arg)) {
             /* The finishing thread wakes a private futex; no deadline. */
-            struct obc__wait w = {word, nwaiters, seen, -1, false};
+            struct obc__wait w = {.word = word, .sleepers = nwaiters, .seen = seen, .peer = -1};
             struct obc__wait_rules r = {OP_SPIN_NS, 0, -1, false, NULL, NULL};
             obc__wait_word(&w, &r, -1);
         }

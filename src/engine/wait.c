@@ -43,6 +43,9 @@ static obc_result_t sleep_phase(const struct obc__wait *w, const struct obc__wai
         atomic_fetch_add_explicit(w->sleepers, 1, memory_order_seq_cst);
         if (atomic_load_explicit(w->word, memory_order_seq_cst) == w->seen) {
             obc__futex_wait(w->word, w->seen, slice, r->shared);
+            if (w->slept != NULL) {
+                *w->slept += 1;
+            }
         }
         atomic_fetch_sub_explicit(w->sleepers, 1, memory_order_seq_cst);
         if (changed(w)) {

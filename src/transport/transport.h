@@ -39,6 +39,7 @@ struct obc__wait {
     int peer;
     bool sleep_now; /* the word moves when a socket delivers: spinning would
                      * only take the CPU from the thread that reads it */
+    uint32_t *slept; /* if set, counts the futex sleeps of this wait */
 };
 
 /* Why a communicator broke, as one word: (code << 32 | the rank it names),

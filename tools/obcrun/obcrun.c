@@ -4,7 +4,7 @@
  * the job (environment, signals), starts the ranks and hands over to the
  * supervisor, then removes the job's leftover shared memory on every path.
  *
- *   obcrun -n N [--timeout SEC] [--tag-output] [--] PROGRAM [ARGS...]
+ *   obcrun -n N [--timeout SEC] [--tag-output] [--bind core|none] [--] PROGRAM [ARGS...]
  *
  * Exit status: 0 if every rank exited 0; otherwise the first failing rank's
  * status (128+signal if killed), 124 on --timeout, 128+signal when obcrun
@@ -21,11 +21,14 @@
 #include <unistd.h>
 
 #define USAGE \
-    "usage: obcrun -n N [--timeout SEC] [--tag-output] [--] PROGRAM [ARGS...]\n" \
+    "usage: obcrun -n N [--timeout SEC] [--tag-output] [--bind core|none] [--] PROGRAM [ARGS...]\n" \
     "Start N ranks (1..1024) of PROGRAM on this host for obc_comm_init_env.\n" \
     "  -n, -np N       number of ranks\n" \
     "  --timeout SEC   stop every rank after SEC seconds (exit status 124)\n" \
     "  --tag-output    prefix each line of output with \"[rank R] \"\n" \
+    "  --bind core|none  core: rank R runs on the R-th CPU obcrun may use (the default\n" \
+    "                  for 2 ranks or more when they do not outnumber the CPUs); none:\n" \
+    "                  every rank may run on all of them\n" \
     "  -h, --help      show this help\n" \
     "Each rank gets OBC_RANK, OBC_NRANKS, OBC_BOOTSTRAP, OBC_SECRET, OBC_JOB_ID and, as\n" \
     "torchrun, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT.\n" \
@@ -103,6 +106,13 @@ static int parse_option(char **argv, int *i, struct obcrun_opts *opts)
     }
     if (strncmp(arg, "--timeout=", 10) == 0) {
         return parse_timeout(arg + 10, opts);
+    }
+    if (strcmp(arg, "--bind") == 0 || strncmp(arg, "--bind=", 7) == 0) {
+        value = arg[6] == '=' ? arg + 7 : next_value(argv, i);
+        if (value == NULL || obcrun_bind_parse(value, opts) != 0) {
+            return usage_error("--bind needs core or none, got '%s'", value ? value : "");
+        }
+        return 0;
     }
     return usage_error("unknown option '%s'", arg);
 }

@@ -23,8 +23,12 @@
 #define OBCRUN_LINE_BYTES 8192
 #define OBCRUN_LINE_MAX_BYTES (1024 * 1024)
 
+/* --bind: auto (the default) binds like core when there are 2 ranks or more. */
+enum obcrun_bind { OBCRUN_BIND_AUTO, OBCRUN_BIND_CORE, OBCRUN_BIND_NONE };
+
 struct obcrun_opts {
     int nranks;
+    enum obcrun_bind bind;
     double timeout_s; /* whole-job wall-clock limit; <= 0 means none */
     bool tag_output;
     char **argv; /* PROGRAM and its arguments, NULL-terminated (points into main's argv) */
@@ -66,6 +70,11 @@ struct obcrun_job {
     struct timespec kill_at; /* when SIGTERM escalates to SIGKILL */
     int exit_code; /* obcrun's exit status once stopping */
 };
+
+/* bind.c: --bind's value; the CPU rank `rank` is bound to (-1: none); binding the caller. */
+int obcrun_bind_parse(const char *s, struct obcrun_opts *opts);
+int obcrun_bind_cpu(const struct obcrun_opts *opts, int rank);
+int obcrun_bind_self(int cpu);
 
 /* job_env.c: job id, secret, bootstrap port and torchrun's variables, exported to the ranks. */
 int obcrun_env_setup(struct obcrun_job *job);

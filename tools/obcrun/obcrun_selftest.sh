@@ -72,6 +72,27 @@ expect "--tag-output" 0 2000 "$OBCRUN" -n 2 --tag-output sh -c \
     'echo out; echo err >&2; printf partial'
 expect_output "--tag-output" "^\[rank 1\] err$"
 expect_output "--tag-output" "^\[rank 0\] partial$"
+# --bind: one CPU per rank, a different one each, when they do not outnumber the CPUs
+# (nproc counts the CPUs obcrun may use); none, or too many ranks: all of them.
+ncpu=$(nproc)
+if [ "$ncpu" -ge 2 ]; then
+    expect "--bind core" 0 2000 "$OBCRUN" -n 2 --bind core --tag-output sh -c 'nproc; taskset -pc $$'
+    expect_output "--bind core" "^\[rank 0\] 1$"
+    expect_output "--bind core" "^\[rank 1\] 1$"
+    if [ "$(grep -c "list: [0-9]*$" /tmp/obcrun_selftest.$$)" -ne 2 ] ||
+        [ "$(sed -n 's/.*list: //p' /tmp/obcrun_selftest.$$ | sort -u | wc -l)" -ne 2 ]; then
+        echo "FAIL --bind core: the ranks do not run on two different single CPUs"
+        sed 's/^/    /' /tmp/obcrun_selftest.$$
+        nfail=$((nfail + 1))
+    fi
+    expect "--bind default" 0 2000 "$OBCRUN" -n 2 --tag-output nproc
+    expect_output "--bind default" "^\[rank 1\] 1$"
+fi
+expect "--bind none" 0 2000 "$OBCRUN" -n 2 --bind none --tag-output nproc
+expect_output "--bind none" "^\[rank 1\] $ncpu$"
+expect "--bind, outnumbered" 0 2000 "$OBCRUN" -n $((ncpu + 1)) --bind core --tag-output nproc
+expect_output "--bind, outnumbered" "^\[rank 0\] $ncpu$"
+expect "--bind bad" 2 2000 "$OBCRUN" -n 2 --bind sideways true
 expect "/dev/shm cleanup" 137 2000 "$OBCRUN" -n 2 sh -c \
     'touch "/dev/shm/obc-$OBC_JOB_ID-selftest"; echo "$OBC_JOB_ID" >/tmp/obcrun_selftest_id.$$;
      kill -9 $$'

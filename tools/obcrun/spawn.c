@@ -23,6 +23,7 @@ struct child_fds {
     int out_w; /* --tag-output pipe ends, or -1 */
     int err_w;
     int stdin_fd; /* /dev/null when obcrun's stdin is a terminal, else -1 */
+    int cpu; /* --bind: the CPU the rank runs on, or -1 */
 };
 
 enum { STAGE_SETUP, STAGE_EXEC };
@@ -56,6 +57,9 @@ static _Noreturn void run_child(const struct obcrun_job *job, const struct child
     /* A rank outside the foreground group that reads the terminal would be
      * stopped by SIGTTIN and hang the job. */
     if (fds->stdin_fd >= 0 && dup2(fds->stdin_fd, 0) < 0) {
+        fail_child(fds->status_w, STAGE_SETUP);
+    }
+    if (obcrun_bind_self(fds->cpu) != 0) {
         fail_child(fds->status_w, STAGE_SETUP);
     }
     /* Ignored signals and the mask survive exec; give PROGRAM obcrun's own. */
@@ -128,7 +132,8 @@ static int start_rank(struct obcrun_job *job, int rank, int stdin_fd)
     }
     pid = fork();
     if (pid == 0) {
-        struct child_fds child = {status[1], out[1], err[1], stdin_fd};
+        struct child_fds child = {status[1], out[1], err[1], stdin_fd,
+                                  obcrun_bind_cpu(&job->opts, rank)};
         run_child(job, &child, parent);
     }
     close_ends(status[1], out[1], err[1]);
