@@ -38,6 +38,14 @@ struct obc__host_layout {
     int *host_index; /* [nranks]: every rank's index among its host's ranks */
     int *members; /* [nranks]: ranks grouped by host, ascending in each */
     int *host_start; /* [nhosts + 1]: host h's ranks are members[host_start[h]..host_start[h+1]) */
+
+    /* The CPUs this machine's ranks may run on, from their affinity masks
+     * (the same on every rank of the machine): cores_owned when each is
+     * bound to a CPU of its own (obcrun, mpirun), so that a waiting rank
+     * takes no core from another; machine_cpus counts them then, else the
+     * most CPUs any one rank may use. */
+    int machine_cpus;
+    bool cores_owned;
 };
 
 #endif

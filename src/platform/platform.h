@@ -35,6 +35,7 @@ static inline void obc__cpu_relax(void)
 }
 void obc__yield(void);
 int obc__ncpus(void); /* CPUs this process may run on */
+int obc__bound_cpu(void); /* the CPU this process is bound to, -1 if it may use several */
 
 /* ---- futex (process-shared when `shared`) ----
  * wait: sleeps while *word == expected, at most timeout_ns (< 0: forever).

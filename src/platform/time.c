@@ -31,6 +31,20 @@ void obc__yield(void)
     sched_yield();
 }
 
+int obc__bound_cpu(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0 || CPU_COUNT(&set) != 1) {
+        return -1;
+    }
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &set)) {
+            return cpu;
+        }
+    }
+    return -1;
+}
+
 int obc__ncpus(void)
 {
     cpu_set_t set;

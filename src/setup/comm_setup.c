@@ -37,6 +37,8 @@ static obc_result_t assemble(struct obc_comm *c, struct obc__boot *boot,
     struct obc__setup_hello me, *hello = calloc((size_t)c->nranks, sizeof(*hello));
     memset(&me, 0, sizeof(me));
     me.pid = (int32_t)getpid();
+    me.ncpus = obc__ncpus();
+    me.bound_cpu = obc__bound_cpu();
     res = hello != NULL ? OBC_SUCCESS : obc__err_set(&c->err, OBC_ERR_NO_MEMORY, "host table");
     OBC_CHECK_GOTO(res, res, out);
     if (origin != NULL) {
@@ -74,7 +76,8 @@ static obc_result_t start_engine(struct obc_comm *c)
     p.arena_has_all = c->layout.one_arena;
     p.check = c->config.check;
     p.dump_path = c->config.debug_dump;
-    obc_result_t res = obc__algo_tuning_init(&p.tuning, &c->config, obc__ncpus(), &c->err);
+    obc_result_t res =
+        obc__algo_tuning_init(&p.tuning, &c->config, c->layout.machine_cpus, &c->err);
     if (res == OBC_SUCCESS) {
         res = obc__engine_create(&p, &c->engine);
     }

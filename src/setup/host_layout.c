@@ -127,6 +127,23 @@ static void group_hosts(struct obc__host_layout *l)
     }
 }
 
+/* See machine_cpus in host_layout.h. Two ranks bound to one CPU own no core. */
+static void count_cpus(struct obc__host_layout *l, const struct obc__setup_hello *hello)
+{
+    bool owned = true;
+    int most = 1;
+    for (int i = 0; i < l->local_nranks; i++) {
+        const struct obc__setup_hello *h = &hello[l->local[i]];
+        most = h->ncpus > most ? h->ncpus : most;
+        owned = owned && h->bound_cpu >= 0;
+        for (int j = 0; owned && j < i; j++) {
+            owned = hello[l->local[j]].bound_cpu != h->bound_cpu;
+        }
+    }
+    l->cores_owned = owned && l->local_nranks > 1;
+    l->machine_cpus = l->cores_owned ? l->local_nranks : most;
+}
+
 obc_result_t obc__host_layout_build(struct obc__host_layout *l,
                                     const struct obc__setup_hello *hello, int rank, int nranks,
                                     int host_split, struct obc__err *err)
@@ -157,6 +174,7 @@ obc_result_t obc__host_layout_build(struct obc__host_layout *l,
         find_hosts(l, host_split);
     }
     group_hosts(l);
+    count_cpus(l, hello);
     return OBC_SUCCESS;
 }
 

@@ -65,9 +65,52 @@ size_t obc__setup_chan_slot_bytes(const struct obc__config *cfg, int local_nrank
     return (bytes < 4096 ? 4096 : bytes) & ~(size_t)63;
 }
 
+/*
+ * How a wait spends its first moments, chosen by where the ranks may run
+ * (measured on the 2-core VM beside one CPU-bound process, docs/perf/contention.md):
+ *  - each rank bound to a core of its own: spin up to SPIN_OWNED_NS, never
+ *    sched_yield. Yielding hands the core to the busy process for a whole
+ *    time slice (a 1 MiB broadcast took 1-3 ms instead of 0.15); spinning
+ *    takes the core from nobody of ours;
+ *  - ranks that may share cores but do not outnumber them: a short spin,
+ *    then yield, so that two ranks the scheduler stacked on one core let
+ *    each other run (spinning 2 ms there made 16 MiB 2-5x slower);
+ *  - more ranks than CPUs: yield at once (8 B at 8 ranks on 2 cores: span
+ *    11-14 us with no spin, 16-21 us with 2 us of spin).
+ * Then every wait sleeps on a futex. OBC_SPIN_NS and OBC_YIELD_NS override.
+ */
+#define SPIN_OWNED_NS 2000000
+#define SPIN_SHARED_NS 100000
+#define YIELD_NS 2000000
+
+static const char *wait_settings(const struct obc__config *cfg, const struct obc__host_layout *l,
+                                 struct obc__wait_policy *policy)
+{
+    const char *why;
+    if (l->local_nranks > l->machine_cpus) {
+        policy->spin_ns = 0;
+        policy->yield_ns = YIELD_NS;
+        why = "more ranks than CPUs: yield, then sleep";
+    } else if (l->cores_owned) {
+        policy->spin_ns = SPIN_OWNED_NS;
+        policy->yield_ns = 0;
+        why = "a core per rank: spin, then sleep";
+    } else {
+        policy->spin_ns = SPIN_SHARED_NS;
+        policy->yield_ns = YIELD_NS;
+        why = "cores shared with the scheduler's choice: spin briefly, yield, then sleep";
+    }
+    if (cfg->spin_ns >= 0) {
+        policy->spin_ns = cfg->spin_ns;
+    }
+    if (cfg->yield_ns >= 0) {
+        policy->yield_ns = cfg->yield_ns;
+    }
+    return why;
+}
+
 static obc_result_t arena_settings(const struct obc__config *cfg, int local_nranks,
-                                   struct obc__arena_geometry *geo, struct obc__wait_policy *policy,
-                                   struct obc__err *err)
+                                   struct obc__arena_geometry *geo, struct obc__err *err)
 {
     if (cfg->chunk_bytes < 4096 || cfg->chunk_bytes > (16u << 20) || cfg->pipeline_depth < 2 ||
         cfg->pipeline_depth > 1024) {
@@ -86,15 +129,6 @@ static obc_result_t arena_settings(const struct obc__config *cfg, int local_nran
     geo->window_bytes = 8 * cfg->chunk_bytes;
     geo->chan_nslots = CHAN_NSLOTS;
     geo->chan_slot_bytes = obc__setup_chan_slot_bytes(cfg, local_nranks);
-    /* Spinning pays only while every rank has a core of its own; when ranks
-     * outnumber cores, a waiter yields at once (measured: 8 B at 8 ranks on
-     * 2 cores, span 11-14 us with no spin, 16-21 us with 2 us of spin). */
-    if (cfg->spin_ns >= 0) {
-        policy->spin_ns = cfg->spin_ns;
-    } else {
-        policy->spin_ns = local_nranks > obc__ncpus() ? 0 : 100000;
-    }
-    policy->yield_ns = cfg->yield_ns;
     return OBC_SUCCESS;
 }
 
@@ -110,7 +144,8 @@ static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
     struct round3 me = {0, (uint64_t)(uintptr_t)&cma_probe_word};
     bool leader = l->local_rank == 0;
     obc_result_t res;
-    OBC_CHECK(arena_settings(&c->config, l->local_nranks, &geo, &policy, &c->err));
+    const char *waits = wait_settings(&c->config, l, &policy);
+    OBC_CHECK(arena_settings(&c->config, l->local_nranks, &geo, &c->err));
     if (leader) {
         segment_name(&c->config, mine);
         res = obc__arena_create(mine, 0, l->local_nranks, &geo, peers, &policy, &c->err, &c->arena);
@@ -139,8 +174,11 @@ static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
                                 obc_strerror((obc_result_t)r3[r].status));
         }
     }
-    OBC_INFO(OBC_LOG_INIT, "transport shm: %d local ranks, %zu-byte segment, spin %lld ns",
-             l->local_nranks, obc__arena_bytes(c->arena), (long long)policy.spin_ns);
+    OBC_INFO(OBC_LOG_INIT,
+             "transport shm: %d local ranks on %d CPUs, %zu-byte segment; waits spin %lld ns, "
+             "yield until %lld ns (%s)",
+             l->local_nranks, l->machine_cpus, obc__arena_bytes(c->arena),
+             (long long)policy.spin_ns, (long long)policy.yield_ns, waits);
     return OBC_SUCCESS;
 }
 

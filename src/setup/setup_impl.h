@@ -17,6 +17,8 @@ struct obc__setup_hello {
     char host_id[OBC_SETUP_HOST_ID_BYTES];
     int32_t pid;
     int32_t parent_host; /* 1 + the host's index in the parent; 0: no parent */
+    int32_t ncpus; /* CPUs in this rank's affinity mask */
+    int32_t bound_cpu; /* the one CPU when ncpus is 1, else -1 */
 };
 
 /* Where a rank of a child communicator runs, as its parent knows it: the

@@ -121,6 +121,16 @@ bool obc__arena_counter_reached(struct obc__arena *a, int id, uint32_t target, s
 void obc__arena_mailbox_post(struct obc__arena *a, uint32_t seq, const void *msg, size_t nbytes);
 bool obc__arena_mailbox_read(struct obc__arena *a, int peer, uint32_t seq, void *msg, size_t nbytes,
                              struct obc__wait *w);
+/* Shared pieces of this rank's receive buffer (single-copy broadcast):
+ * base is where both counts stand at an operation's start (the owner reads
+ * it and posts it); a claim takes the next of npieces pieces of owner's
+ * buffer (false: all taken), done counts one copied, and the owner waits
+ * until the done count reaches base + npieces. */
+uint32_t obc__arena_pieces_base(struct obc__arena *a);
+bool obc__arena_piece_claim(struct obc__arena *a, int owner, uint32_t base, uint32_t npieces,
+                            uint32_t *piece);
+void obc__arena_piece_done(struct obc__arena *a, int owner);
+bool obc__arena_pieces_reached(struct obc__arena *a, uint32_t target, struct obc__wait *w);
 
 /* Windows: every local rank owns a region of window_bytes that every local
  * rank may read and write, and OBC_WIN_FLAGS counters that only the owner

@@ -21,7 +21,8 @@
 #include <unistd.h>
 
 #define USAGE \
-    "usage: obcrun -n N [--timeout SEC] [--tag-output] [--bind core|none] [--] PROGRAM [ARGS...]\n" \
+    "usage: obcrun -n N [--timeout SEC] [--tag-output] [--bind core|none] [--] PROGRAM " \
+    "[ARGS...]\n" \
     "Start N ranks (1..1024) of PROGRAM on this host for obc_comm_init_env.\n" \
     "  -n, -np N       number of ranks\n" \
     "  --timeout SEC   stop every rank after SEC seconds (exit status 124)\n" \

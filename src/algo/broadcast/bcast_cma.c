@@ -1,37 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bcast_cma.c - single-copy broadcast: every reader copies the root's
- * buffer straight into its own with process_vm_readv, and the root copies
- * a share of every reader's buffer with process_vm_writev, so that all
- * ranks (hence both cores of a 2-core host) copy, and no byte is staged.
+ * bcast_cma.c - single-copy broadcast: the bytes go straight from the
+ * root's buffer into every reader's, by process_vm_readv (the reader
+ * pulls) or process_vm_writev (the root pushes), and no byte is staged.
+ * Each reader's buffer is cut into pieces that whoever runs claims from a
+ * shared count: the reader and the root copy side by side while both have
+ * a core, and when one of them has none (a busy process beside the job,
+ * more ranks than cores) the other does the rest, so nobody waits for a
+ * rank that is not running. Hand-offs per operation stay at about nranks
+ * whatever the size (tests/coll/handoff_count.sh).
  *
- *   1. every rank posts its buffer address in its mailbox (stamped);
- *   2. reader r reads [0, split) of the root's buffer into its own;
- *      the root writes [split, n) into each reader, in rank order;
+ *   1. every rank posts its buffer address (a reader also the base of its
+ *      piece counts, where they stand now) in its mailbox, stamped;
+ *   2. a reader claims pieces of its own buffer and reads them from the
+ *      root; the root, reader after reader, claims the same reader's
+ *      pieces and writes them; each copied piece is counted in the
+ *      reader's mailbox; the reader waits until all of its are;
  *   3. every rank adds 1 to the shared CMA counter and waits until all
  *      nranks have, so nobody returns while a peer still touches its buffer.
- *   split = n - n / nranks (page aligned): each of the nranks processes
- *   copies about (nranks - 1) / nranks of n; total (nranks - 1) * n bytes,
- *   the minimum for a broadcast.
- * Cost: one mailbox round trip plus page pinning (a few us), then n bytes
- * per reader at kernel copy speed. select.c picks it from OBC_CMA_MIN_BYTES
- * when the CMA probe at init succeeded. Copies go in pieces of CMA_PIECE so
- * that an abort or a dead peer is noticed between them.
+ * Pieces: a 16th of the message, between PIECE_MIN and PIECE_MAX (which
+ * also bounds the time between health checks).
  */
 #include <string.h>
 
 #include "algo/algo.h"
 
-#define CMA_PIECE (8u << 20)
+#define PIECE_MIN (256u << 10)
+#define PIECE_MAX (8u << 20)
+#define PIECES_WANTED 16u
 #define PAGE 4096u
 
 struct cma_msg {
     uint64_t addr;
     uint64_t nbytes;
     uint64_t stamp;
+    uint32_t base; /* a reader's piece counts at the start */
+    uint32_t pad;
 };
 
-enum cma_phase { PHASE_POST, PHASE_COPY, PHASE_DONE, PHASE_WAIT };
+enum cma_phase { PHASE_POST, PHASE_COPY, PHASE_FILLED, PHASE_DONE, PHASE_WAIT };
 
 struct cma_state {
     struct obc__algo_ctx *ctx;
@@ -41,9 +48,10 @@ struct cma_state {
     uint64_t stamp;
     uint32_t seq;
     uint32_t target; /* CMA counter value when every rank is done */
-    size_t split;
-    int peer; /* root: next reader to write to */
-    size_t done; /* bytes of the current copy finished */
+    uint32_t base; /* reader: its piece counts at the start */
+    uint32_t npieces;
+    size_t piece_bytes;
+    int peer; /* root: the reader whose pieces it claims now */
     struct cma_msg remote;
 };
 _Static_assert(sizeof(struct cma_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
@@ -57,7 +65,7 @@ static bool cma_supports(const struct obc__algo_ctx *ctx, const struct obc__coll
 static void cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     struct cma_state *s = state;
-    size_t n = args->nbytes;
+    size_t n = args->nbytes, piece = (n / PIECES_WANTED + PAGE - 1) / PAGE * PAGE;
     memset(s, 0, sizeof(*s));
     s->ctx = ctx;
     s->args = args;
@@ -65,7 +73,9 @@ static void cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__c
     s->stamp = obc__algo_stamp(args);
     s->seq = (uint32_t)args->seq + 1; /* mailbox words start at 0 */
     s->target = ++ctx->persist->cma_epoch * (uint32_t)ctx->nranks;
-    s->split = n - (n / (size_t)ctx->nranks) / PAGE * PAGE;
+    s->piece_bytes = piece < PIECE_MIN ? PIECE_MIN : piece > PIECE_MAX ? PIECE_MAX : piece;
+    s->npieces = (uint32_t)((n + s->piece_bytes - 1) / s->piece_bytes);
+    s->base = s->is_root ? 0 : obc__arena_pieces_base(ctx->arena);
     s->peer = args->root == 0 ? 1 : 0;
 }
 
@@ -79,26 +89,36 @@ static obc_result_t bad_peer(struct cma_state *s, int peer)
                         s->args->root, (unsigned long long)s->remote.nbytes);
 }
 
-/* Copy [from, to) of the current transfer in pieces; IN_PROGRESS between
- * pieces is not used: pieces only bound the time between health checks. */
-static obc_result_t copy_range(struct cma_state *s, int peer, size_t from, size_t to)
+/* Claim and copy pieces of `owner`'s buffer (the root writes into it, the
+ * owner reads into it) until none is left; every copied piece is counted
+ * in the owner's mailbox. A health check before each piece. */
+static obc_result_t copy_pieces(struct cma_state *s, int owner, uint32_t base)
 {
     const struct obc__seg *g = &s->args->segs[0];
-    for (size_t off = from; off < to; off += CMA_PIECE) {
-        size_t k = to - off < CMA_PIECE ? to - off : CMA_PIECE;
+    size_t n = s->args->nbytes;
+    uint32_t piece;
+    while (obc__arena_piece_claim(s->ctx->arena, owner, base, s->npieces, &piece)) {
+        size_t off = (size_t)piece * s->piece_bytes;
+        size_t k = n - off < s->piece_bytes ? n - off : s->piece_bytes;
+        char *remote = (char *)(uintptr_t)s->remote.addr + off;
         obc_result_t res = obc__arena_health(s->ctx->arena);
-        if (res == OBC_SUCCESS && s->is_root) {
-            res = obc__arena_peer_write(s->ctx->arena, peer, (const char *)g->send + off,
-                                        (char *)(uintptr_t)s->remote.addr + off, k);
-        } else if (res == OBC_SUCCESS) {
-            res = obc__arena_peer_read(s->ctx->arena, peer, (char *)g->recv + off,
-                                       (const char *)(uintptr_t)s->remote.addr + off, k);
+        if (res == OBC_SUCCESS) {
+            res = s->is_root ? obc__arena_peer_write(s->ctx->arena, owner,
+                                                     (const char *)g->send + off, remote, k)
+                             : obc__arena_peer_read(s->ctx->arena, s->args->root,
+                                                    (char *)g->recv + off, remote, k);
         }
         if (res != OBC_SUCCESS) {
             return res;
         }
+        obc__arena_piece_done(s->ctx->arena, owner);
     }
     return OBC_SUCCESS;
+}
+
+static bool same_op(const struct cma_state *s)
+{
+    return s->remote.stamp == s->stamp && s->remote.nbytes == s->args->nbytes;
 }
 
 static obc_result_t root_copy(struct cma_state *s, struct obc__wait *w)
@@ -111,10 +131,10 @@ static obc_result_t root_copy(struct cma_state *s, struct obc__wait *w)
                                      w)) {
             return OBC_IN_PROGRESS;
         }
-        if (s->remote.stamp != s->stamp || s->remote.nbytes != s->args->nbytes) {
+        if (!same_op(s)) {
             return bad_peer(s, s->peer);
         }
-        obc_result_t res = copy_range(s, s->peer, s->split, s->args->nbytes);
+        obc_result_t res = copy_pieces(s, s->peer, s->remote.base);
         if (res != OBC_SUCCESS) {
             return res;
         }
@@ -129,10 +149,10 @@ static obc_result_t reader_copy(struct cma_state *s, struct obc__wait *w)
         w->peer = root;
         return OBC_IN_PROGRESS;
     }
-    if (s->remote.stamp != s->stamp || s->remote.nbytes != s->args->nbytes) {
+    if (!same_op(s)) {
         return bad_peer(s, root);
     }
-    return copy_range(s, root, 0, s->split);
+    return copy_pieces(s, s->ctx->rank, s->base);
 }
 
 static obc_result_t cma_step(void *state, struct obc__wait *w)
@@ -143,7 +163,7 @@ static obc_result_t cma_step(void *state, struct obc__wait *w)
     switch (s->phase) {
     case PHASE_POST: {
         struct cma_msg mine = {(uint64_t)(uintptr_t)(s->is_root ? g->send : g->recv),
-                               s->args->nbytes, s->stamp};
+                               s->args->nbytes, s->stamp, s->base, 0};
         obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
         if (s->is_root && g->recv != g->send) {
             memcpy(g->recv, g->send, s->args->nbytes);
@@ -155,6 +175,13 @@ static obc_result_t cma_step(void *state, struct obc__wait *w)
         res = s->is_root ? root_copy(s, w) : reader_copy(s, w);
         if (res != OBC_SUCCESS) {
             return res;
+        }
+        s->phase = PHASE_FILLED;
+        __attribute__((fallthrough));
+    case PHASE_FILLED: /* a reader: the root may still be copying its last pieces */
+        if (!s->is_root && !obc__arena_pieces_reached(s->ctx->arena, s->base + s->npieces, w)) {
+            w->peer = s->args->root;
+            return OBC_IN_PROGRESS;
         }
         s->phase = PHASE_DONE;
         __attribute__((fallthrough));

@@ -71,8 +71,15 @@ struct shm_mailbox {
     _Atomic uint32_t departed; /* set at a clean obc_comm_destroy */
     uint32_t pad;
     unsigned char msg[OBC_MAILBOX_BYTES];
-    unsigned char pad2[128 - 16 - OBC_MAILBOX_BYTES];
+    /* Pieces of this rank's receive buffer in a single-copy broadcast:
+     * claimed by whoever copies them (this rank or the root), and counted
+     * once copied. Both only grow, so no operation resets them. */
+    _Alignas(64) _Atomic uint32_t pieces_claimed;
+    uint32_t pad3;
+    struct shm_flag pieces_done;
+    unsigned char pad2[128 - 64 - 16];
 };
+_Static_assert(sizeof(struct shm_mailbox) == 128, "a mailbox is two cache lines");
 
 struct shm_counter {
     struct shm_flag value;

@@ -114,3 +114,39 @@ bool obc__arena_mailbox_read(struct obc__arena *a, int peer, uint32_t seq, void 
     memcpy(msg, m->msg, nbytes < OBC_MAILBOX_BYTES ? nbytes : OBC_MAILBOX_BYTES);
     return true;
 }
+
+uint32_t obc__arena_pieces_base(struct obc__arena *a)
+{
+    return atomic_load_explicit(&a->mailboxes[a->rank].pieces_done.value, memory_order_acquire);
+}
+
+bool obc__arena_piece_claim(struct obc__arena *a, int owner, uint32_t base, uint32_t npieces,
+                            uint32_t *piece)
+{
+    _Atomic uint32_t *c = &a->mailboxes[shm_local(a, owner)].pieces_claimed;
+    uint32_t now = atomic_load_explicit(c, memory_order_relaxed);
+    do {
+        if (now - base >= npieces) {
+            return false; /* every piece is someone's */
+        }
+    } while (!atomic_compare_exchange_weak_explicit(c, &now, now + 1, memory_order_acq_rel,
+                                                    memory_order_relaxed));
+    *piece = now - base;
+    return true;
+}
+
+void obc__arena_piece_done(struct obc__arena *a, int owner)
+{
+    obc__shm_flag_add(&a->mailboxes[shm_local(a, owner)].pieces_done, 1);
+}
+
+bool obc__arena_pieces_reached(struct obc__arena *a, uint32_t target, struct obc__wait *w)
+{
+    struct shm_flag *f = &a->mailboxes[a->rank].pieces_done;
+    uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
+    if ((int32_t)(now - target) >= 0) {
+        return true;
+    }
+    shm_wait_on(w, f, now, -1);
+    return false;
+}
