@@ -70,11 +70,11 @@ size_t obc__setup_chan_slot_bytes(const struct obc__config *cfg, int local_nrank
  * (measured on the 2-core VM beside one CPU-bound process, docs/perf/contention.md):
  *  - each rank bound to a core of its own: spin up to SPIN_OWNED_NS, never
  *    sched_yield. Yielding hands the core to the busy process for a whole
- *    time slice (a 1 MiB broadcast took 1-3 ms instead of 0.15); spinning
+ *    time slice (a 1 MiB broadcast took 1-3 ms instead of 0.13-0.21); spinning
  *    takes the core from nobody of ours;
  *  - ranks that may share cores but do not outnumber them: a short spin,
  *    then yield, so that two ranks the scheduler stacked on one core let
- *    each other run (spinning 2 ms there made 16 MiB 2-5x slower);
+ *    each other run (spinning 2 ms there made 16 MiB 1.7-5.8x slower);
  *  - more ranks than CPUs: yield at once (8 B at 8 ranks on 2 cores: span
  *    11-14 us with no spin, 16-21 us with 2 us of spin).
  * Then every wait sleeps on a futex. OBC_SPIN_NS and OBC_YIELD_NS override.

@@ -20,8 +20,6 @@ int obcrun_bind_parse(const char *s, struct obcrun_opts *opts)
         opts->bind = OBCRUN_BIND_CORE;
     } else if (strcmp(s, "none") == 0) {
         opts->bind = OBCRUN_BIND_NONE;
-    } else if (strcmp(s, "auto") == 0) {
-        opts->bind = OBCRUN_BIND_AUTO;
     } else {
         return -1;
     }

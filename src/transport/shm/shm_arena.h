@@ -141,4 +141,17 @@ static inline void shm_wait_on(struct obc__wait *w, struct shm_flag *f, uint32_t
     w->sleep_now = false;
 }
 
+/* Whether a counting flag has reached target (counts wrap: compared as a
+ * difference); if not, w says where to wait and for whom (-1: anybody). */
+static inline bool shm_flag_reached(struct shm_flag *f, uint32_t target, int peer,
+                                    struct obc__wait *w)
+{
+    uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
+    if ((int32_t)(now - target) >= 0) {
+        return true;
+    }
+    shm_wait_on(w, f, now, peer);
+    return false;
+}
+
 #endif

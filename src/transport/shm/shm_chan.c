@@ -95,13 +95,7 @@ static bool chan_send_seen(void *ctx, int peer, uint64_t ticket, struct obc__wai
 {
     struct obc__arena *a = ctx;
     struct shm_slot *s = chan_slot(a, a->rank, shm_local(a, peer), ticket);
-    uint32_t need = (uint32_t)(ticket / a->hdr->chan_nslots) + 1;
-    uint32_t now = atomic_load_explicit(&s->released.value, memory_order_acquire);
-    if ((int32_t)(now - need) >= 0) {
-        return true;
-    }
-    shm_wait_on(w, &s->released, now, peer);
-    return false;
+    return shm_flag_reached(&s->released, (uint32_t)(ticket / a->hdr->chan_nslots) + 1, peer, w);
 }
 
 /* The p2p interface's table for a peer on this host (transport.h). */

@@ -86,13 +86,7 @@ uint32_t obc__arena_counter_add(struct obc__arena *a, int id, uint32_t delta)
 
 bool obc__arena_counter_reached(struct obc__arena *a, int id, uint32_t target, struct obc__wait *w)
 {
-    struct shm_flag *f = &a->counters[id].value;
-    uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
-    if ((int32_t)(now - target) >= 0) {
-        return true;
-    }
-    shm_wait_on(w, f, now, -1);
-    return false;
+    return shm_flag_reached(&a->counters[id].value, target, -1, w);
 }
 
 void obc__arena_mailbox_post(struct obc__arena *a, uint32_t seq, const void *msg, size_t nbytes)
@@ -142,11 +136,5 @@ void obc__arena_piece_done(struct obc__arena *a, int owner)
 
 bool obc__arena_pieces_reached(struct obc__arena *a, uint32_t target, struct obc__wait *w)
 {
-    struct shm_flag *f = &a->mailboxes[a->rank].pieces_done;
-    uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
-    if ((int32_t)(now - target) >= 0) {
-        return true;
-    }
-    shm_wait_on(w, f, now, -1);
-    return false;
+    return shm_flag_reached(&a->mailboxes[a->rank].pieces_done, target, -1, w);
 }

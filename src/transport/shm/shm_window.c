@@ -31,20 +31,10 @@ void obc__arena_flag_store(struct obc__arena *a, int idx, uint32_t value)
 }
 
 /* Has owner's flag f reached target (mod 2^32)? If not, *w waits on it. */
-static bool reached(struct shm_flag *f, int owner, uint32_t target, struct obc__wait *w)
-{
-    uint32_t now = atomic_load_explicit(&f->value, memory_order_acquire);
-    if ((int32_t)(now - target) >= 0) {
-        return true;
-    }
-    shm_wait_on(w, f, now, owner);
-    return false;
-}
-
 bool obc__arena_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
                              struct obc__wait *w)
 {
-    return reached(flag_of(a, owner, idx), owner, target, w);
+    return shm_flag_reached(flag_of(a, owner, idx), target, owner, w);
 }
 
 /* Boards: the same shape as windows (owner-written bytes, owner-advanced
@@ -72,5 +62,5 @@ void obc__arena_board_flag_store(struct obc__arena *a, int idx, uint32_t value)
 bool obc__arena_board_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
                                    struct obc__wait *w)
 {
-    return reached(board_flag_of(a, owner, idx), owner, target, w);
+    return shm_flag_reached(board_flag_of(a, owner, idx), target, owner, w);
 }

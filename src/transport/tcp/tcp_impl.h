@@ -131,7 +131,8 @@ static inline void obc__tcp_index_advance(struct obc__tcp_index *ix)
 /* ---- tcp_link.c: one link, as the progress thread drives it ---- */
 
 /* Allocate the link's two rings (0, or -1 when out of memory); fini frees
- * them and closes the socket, if any. fini is safe after a failed init. */
+ * them (the socket is closed before, by obc__tcp_destroy's polite close).
+ * fini is safe after a failed init. */
 int obc__tcp_link_init(struct obc__tcp_link *l, uint32_t nslots, size_t slot_bytes);
 void obc__tcp_link_fini(struct obc__tcp_link *l);
 /* The link is dead: remember why (the first reason wins) and wake

@@ -42,10 +42,6 @@ int obc__tcp_link_init(struct obc__tcp_link *l, uint32_t nslots, size_t slot_byt
 
 void obc__tcp_link_fini(struct obc__tcp_link *l)
 {
-    if (l->fd >= 0) {
-        obc__sock_close_draining(l->fd, 0);
-        l->fd = -1;
-    }
     free(l->send.mem);
     free(l->send.hdrs);
     free(l->recv.mem);
