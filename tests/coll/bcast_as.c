@@ -253,7 +253,8 @@ static void bad_args(obc_comm_t *comm)
     OBCT_EQ_INT(bits_of(x[0]), bits_of(1.0f)); /* a tie, to even */
 }
 
-/* Rank 1 disagrees (wire dtype, or count); every rank must fail, one with MISMATCH. */
+/* Rank 1 disagrees (wire dtype, or count); every rank must fail, by this call or (if it
+ * agrees with the root) its next, and one with MISMATCH. */
 static void mismatch(const char *what, bool by_count)
 {
     obc_comm_t *comm = obct_comm_from_env();
@@ -271,11 +272,12 @@ static void mismatch(const char *what, bool by_count)
     obc_result_t res = obc_broadcast_as(buf, buf, mine, OBC_FLOAT32, wire, 0, comm);
     double took = obct_now() - t0;
     OBCT_LOG("%s: %s after %.3f s: %s", what, obct_rc_name(res), took, obc_comm_last_error(comm));
-    if (res == OBC_SUCCESS && rank == 0) {
-        /* As with obc_broadcast, a root reads nothing back: it may finish
-         * before a reader sees the stamp; then its next call fails. */
+    if (res == OBC_SUCCESS && rank != 1) {
+        /* As with obc_broadcast (docs/reliability.md), a rank that agrees
+         * with the root may finish with the root's data before rank 1's
+         * disagreement is found; then its next call fails. */
         res = obc_barrier(comm);
-        OBCT_LOG("%s: the root's next call: %s", what, obct_rc_name(res));
+        OBCT_LOG("%s: rank %d's next call: %s", what, rank, obct_rc_name(res));
     }
     OBCT_ASSERT_MSG(res == OBC_ERR_MISMATCH || res == OBC_ERR_ABORTED, "%s: rank %d got %s", what,
                     rank, obct_rc_name(res));
