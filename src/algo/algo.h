@@ -58,7 +58,8 @@ struct obc__plan {
     bool recdbl; /* hierarchical allreduce: leaders by recursive doubling, else the ring */
     size_t whole_max_bytes; /* window reductions: a vector up to this is reduced whole by
                              * each consumer, not slice by slice */
-    int peers_in_flight; /* gather, scatter: peers a root serves at once */
+    int peers_in_flight; /* gather, scatter: peers a root serves at once; alltoall(v),
+                          * allgatherv: partners a rank exchanges with at once */
 };
 
 /* A point-to-point call (engine/p2p_batch.c) is an op too, but never an
@@ -153,7 +154,8 @@ struct obc__algo_tuning {
     size_t chain_min_chunk_bytes; /* relay chains cut no chunk smaller */
     int chain_chunks_per_hop; /* relay chains cut at least this many chunks per hop */
     int ncpus; /* CPUs of this host: are ranks crowding them? */
-    int peers_in_flight; /* personal collectives: peers exchanged with at once */
+    int peers_in_flight; /* gather, scatter: peers a root serves at once */
+    int partners_in_flight; /* pairwise exchanges; 0: select.c decides per call */
     size_t alltoall_cma_min_bytes; /* alltoall blocks from this size: single-copy reads */
     const struct obc__algo *forced[OBC_COLL_COUNT];
 };

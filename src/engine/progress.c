@@ -101,19 +101,29 @@ static obc_result_t broken_error(struct obc__engine *e, const struct obc__op *op
 #define STALL_CHECK_NS 200000000
 
 /* Wait for w's word to change, under the no-progress timeout: the wait,
- * every STALL_CHECK_NS (or on a failure) check mode's scan, the verdict. */
+ * every STALL_CHECK_NS (or on a failure) check mode's scan, the verdict.
+ * *stalled is how long the op has waited without any word moving: a wait
+ * with a turn (w->turn_ns) returns OBC_SUCCESS when its turn is over, and
+ * the next wait of the op goes on counting from there. */
 static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
-                             const struct obc__wait *w)
+                             const struct obc__wait *w, int64_t *stalled)
 {
     int64_t timeout = atomic_load(&e->timeout_ns);
-    int64_t waited = 0;
+    int64_t waited = *stalled;
     for (;;) {
-        int64_t slice = STALL_CHECK_NS;
+        int64_t slice = STALL_CHECK_NS - waited % STALL_CHECK_NS;
+        bool turn_over = w->turn_ns > 0 && w->turn_ns < slice;
+        if (turn_over) {
+            slice = w->turn_ns;
+        }
         if (timeout >= 0 && timeout - waited < slice) {
             slice = timeout - waited;
+            turn_over = false;
         }
         obc_result_t res = obc__health_wait(&e->ctx, w, slice > 0 ? slice : 1);
-        if (res != OBC_SUCCESS) {
+        if (res == OBC_SUCCESS) {
+            *stalled = 0;
+        } else if (res != OBC_ERR_TIMEOUT || !turn_over) {
             /* Stalled, or failing: a rank that entered this operation with
              * another call explains it. The scan also gives the other hosts
              * this rank's call before they may hear of a failure. */
@@ -130,6 +140,10 @@ static obc_result_t wait_for(struct obc__engine *e, const struct obc__op *op,
         if (timeout >= 0 && waited >= timeout) {
             return obc__health_timeout(&e->ctx, &e->check.boards, &op->args, w, timeout);
         }
+        if (turn_over) {
+            *stalled = waited;
+            return OBC_SUCCESS;
+        }
     }
 }
 
@@ -139,13 +153,14 @@ static obc_result_t run_check(struct obc__engine *e, const struct obc__op *op,
                                                     const struct obc__coll_args *,
                                                     struct obc__err *, struct obc__wait *))
 {
+    int64_t stalled = 0;
     for (;;) {
         struct obc__wait w = {.peer = -1};
         obc_result_t res = check(&e->check, &op->args, e->ctx.err, &w);
         if (res != OBC_IN_PROGRESS) {
             return res;
         }
-        res = wait_for(e, op, &w);
+        res = wait_for(e, op, &w, &stalled);
         if (res != OBC_SUCCESS) {
             return res;
         }
@@ -202,6 +217,7 @@ static obc_result_t run_algorithm(struct obc__engine *e, struct obc__op *op)
 {
     const struct obc__algo *a = choose(e, op);
     uint32_t waits = 0, sleeps = 0;
+    int64_t stalled = 0;
     a->init(op->state, &e->ctx, &op->args);
     for (;;) {
         struct obc__wait w = {.peer = -1};
@@ -212,7 +228,7 @@ static obc_result_t run_algorithm(struct obc__engine *e, struct obc__op *op)
         }
         waits++;
         w.slept = &sleeps; /* after the step, which may have set the whole wait */
-        res = wait_for(e, op, &w);
+        res = wait_for(e, op, &w, &stalled);
         if (res != OBC_SUCCESS) {
             return res;
         }

@@ -40,6 +40,11 @@ struct obc__wait {
     bool sleep_now; /* the word moves when a socket delivers: spinning would
                      * only take the CPU from the thread that reads it */
     uint32_t *slept; /* if set, counts the futex sleeps of this wait */
+    /* > 0: come back after this long even if the word has not moved. An
+     * algorithm with several transfers in flight sleeps on one of them and
+     * must look at the others now and then (px.c); the no-progress timeout
+     * still counts across such turns. */
+    int64_t turn_ns;
 };
 
 /* Why a communicator broke, as one word: (code << 32 | the rank it names),

@@ -127,11 +127,12 @@ void px_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args
     r->n = ctx->nranks;
     bool rooted = args->coll == OBC_COLL_GATHER || args->coll == OBC_COLL_SCATTER;
     r->nunits = rooted && r->me != args->root ? 1 : r->n;
-    /* A pairwise exchange keeps one unit in flight: a rank that waits then
-     * waits on its one partner, who moves that very word (see px_step). A
-     * root may serve several peers, each of whom has only its message. */
-    int w = rooted ? args->plan.peers_in_flight : 1;
+    /* select.c: a root's peers served at once, or a pairwise exchange's
+     * partners (see px_step for how a rank with several waits). */
+    int w = args->plan.peers_in_flight;
     r->inflight = w < 1 ? 1 : w > PX_MAX_INFLIGHT ? PX_MAX_INFLIGHT : w;
+    r->pairwise = !rooted;
+    r->turn_ns = PX_TURN_MIN_NS;
 }
 
 static size_t next_len(const struct px_run *r, const struct px_xfer *x, size_t *hdr)
@@ -237,22 +238,28 @@ static void admit(struct px_run *r)
  * One pass moves at most one item of every unfinished message in the
  * window; passes repeat while anything moves. When nothing can, the rank
  * sleeps on one word: the oldest blocked receive (its sender's publish
- * wakes it), else the oldest blocked send (its receiver's release). That
- * word must be one the peer will move without needing this rank: in a
- * pairwise unit both messages go to and come from the same partner, who
- * is in the same unit (or behind, and gets there, since the rank in the
- * lowest unit always can move), and never sleeps while we could take or
- * give it something; a root's peers each have only their one message to
- * it. Several pairwise units in flight would break this (a rank asleep on
- * partner A would not drain partner B, B then sleeps on it, ...: seen as
- * a hang at 3 ranks), hence one.
+ * wakes it), else the oldest blocked send (its receiver's release).
+ *
+ * With one pairwise unit in flight that word is one the peer will move
+ * without needing this rank: both messages go to and come from the same
+ * partner, who is in the same unit (or behind, and gets there, since the
+ * rank in the lowest unit always can move). A root's peers each have only
+ * their one message to it, so a root may sleep on any of them. But with
+ * several pairwise units, a rank asleep on partner A would not drain
+ * partner B, B then sleeps on it, ... (a hang at 3 ranks): so then the
+ * sleep is a turn (w->turn_ns), over the blocked words in rotation, from
+ * PX_TURN_MIN_NS doubling to PX_TURN_MAX_NS while nothing moves. A word
+ * that moves ends the turn at once, so while data flows no turn runs out.
  */
 obc_result_t px_step(void *state, struct obc__wait *w)
 {
     struct px_run *r = state;
+    bool moved_any = false;
     for (;;) {
-        struct obc__wait rw = {.peer = -1}, sw = {.peer = -1}, tmp;
-        bool moved = false, have_r = false, have_s = false;
+        struct obc__wait blocked[2 * PX_MAX_INFLIGHT], tmp;
+        int nrecv = 0, nsend = 0;
+        bool moved = false;
+        blocked[PX_MAX_INFLIGHT] = (struct obc__wait){.peer = -1};
         admit(r);
         for (int u = r->first; u < r->next; u++) {
             int i = u % r->inflight;
@@ -264,9 +271,8 @@ obc_result_t px_step(void *state, struct obc__wait *w)
                 tmp = (struct obc__wait){.peer = -1};
                 obc_result_t res = send_item(r, &x->send, &tmp);
                 moved |= res == OBC_SUCCESS;
-                if (res == OBC_IN_PROGRESS && !have_s) {
-                    sw = tmp;
-                    have_s = true;
+                if (res == OBC_IN_PROGRESS) { /* sends after receives */
+                    blocked[PX_MAX_INFLIGHT + nsend++] = tmp;
                 }
             }
             if (!x->recv.finished) {
@@ -277,9 +283,8 @@ obc_result_t px_step(void *state, struct obc__wait *w)
                     return res;
                 }
                 moved |= res == OBC_SUCCESS;
-                if (res == OBC_IN_PROGRESS && transport && !have_r) {
-                    rw = tmp;
-                    have_r = true;
+                if (res == OBC_IN_PROGRESS && transport) {
+                    blocked[nrecv++] = tmp;
                 }
             }
             r->busy[i] = !(x->send.finished && x->recv.finished);
@@ -291,9 +296,20 @@ obc_result_t px_step(void *state, struct obc__wait *w)
         if (r->first == r->nunits) {
             return OBC_SUCCESS;
         }
-        if (!moved && r->first == was) {
-            *w = have_r ? rw : sw;
+        moved_any |= moved || r->first != was;
+        if (moved || r->first != was) {
+            continue;
+        }
+        int nblocked = nrecv + nsend;
+        if (!r->pairwise || r->inflight == 1 || nblocked == 1) {
+            *w = nrecv > 0 ? blocked[0] : blocked[PX_MAX_INFLIGHT];
             return OBC_IN_PROGRESS;
         }
+        r->turn_ns = moved_any ? PX_TURN_MIN_NS
+                               : (r->turn_ns * 2 < PX_TURN_MAX_NS ? r->turn_ns * 2 : PX_TURN_MAX_NS);
+        int k = (int)(r->turn++ % (unsigned)nblocked);
+        *w = k < nrecv ? blocked[k] : blocked[PX_MAX_INFLIGHT + k - nrecv];
+        w->turn_ns = r->turn_ns;
+        return OBC_IN_PROGRESS;
     }
 }

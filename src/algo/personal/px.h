@@ -25,6 +25,12 @@
 /* The most units in flight (plan.peers_in_flight is clamped to it). */
 #define PX_MAX_INFLIGHT 8
 
+/* Several pairwise units in flight: a rank sleeps on one blocked word at a
+ * time, for a turn of this long at first, doubling to the maximum while
+ * nothing moves (px_step). */
+#define PX_TURN_MIN_NS 20000
+#define PX_TURN_MAX_NS 2000000
+
 struct px_xfer {
     unsigned char *buf; /* a send's source is read only */
     size_t nbytes; /* payload of the message */
@@ -51,6 +57,9 @@ struct px_run {
     struct px_unit active[PX_MAX_INFLIGHT]; /* unit u at active[u % inflight] */
     bool busy[PX_MAX_INFLIGHT];
     int first; /* oldest unit not finished */
+    bool pairwise; /* a pairwise exchange (not a root serving its peers) */
+    unsigned turn; /* which blocked word the next turn sleeps on */
+    int64_t turn_ns; /* the next turn's length */
 };
 
 /* init() of every personal algorithm: the units follow from args. */
