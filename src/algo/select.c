@@ -463,7 +463,8 @@ static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tu
     /* hier allreduce: chosen once from the whole size, the same on every leader */
     plan->recdbl = args->nbytes <= tuning->recdbl_max_bytes;
     plan->whole_max_bytes = tuning->win_whole_max_bytes;
-    plan->peers_in_flight = is_pairwise(a) ? partners_in_flight(ctx, tuning) : tuning->peers_in_flight;
+    plan->peers_in_flight =
+        is_pairwise(a) ? partners_in_flight(ctx, tuning) : tuning->peers_in_flight;
     if (is_relay(a)) {
         relay_plan(ctx, tuning, args, plan);
     }

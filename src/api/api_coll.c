@@ -88,7 +88,7 @@ OBC_API obc_result_t obc_broadcast(const void *sendbuf, void *recvbuf, size_t co
 {
     struct obc__op op;
     OBC_CHECK(obc__api_check_bcast("obc_broadcast", sendbuf, recvbuf, count, dtype, root, comm));
-    memset(&op, 0, sizeof(op));
+    obc__op_clear(&op);
     obc__op_set_bcast(&op, comm->rank == root ? sendbuf : recvbuf, recvbuf, count, dtype, root);
     return obc__api_run_blocking(comm, &op);
 }
@@ -98,7 +98,7 @@ OBC_API obc_result_t obc_bcast(void *buf, size_t count, obc_dtype_t dtype, int r
 {
     struct obc__op op;
     OBC_CHECK(obc__api_check_bcast("obc_bcast", buf, buf, count, dtype, root, comm));
-    memset(&op, 0, sizeof(op));
+    obc__op_clear(&op);
     obc__op_set_bcast(&op, buf, buf, count, dtype, root);
     return obc__api_run_blocking(comm, &op);
 }
@@ -107,7 +107,7 @@ OBC_API obc_result_t obc_barrier(obc_comm_t *comm)
 {
     struct obc__op op;
     OBC_CHECK(obc__api_check_comm("obc_barrier", comm));
-    memset(&op, 0, sizeof(op));
+    obc__op_clear(&op);
     obc__op_set_barrier(&op);
     return obc__api_run_blocking(comm, &op);
 }

@@ -41,7 +41,7 @@ OBC_API obc_result_t obc_check_consistency(const void *buf, size_t bytes, int ro
         return obc__err_set(err, OBC_ERR_NO_MEMORY, "obc_check_consistency: hash table");
     }
     struct obc__op op;
-    memset(&op, 0, sizeof(op));
+    obc__op_clear(&op);
     obc__op_set_coll(&op, OBC_COLL_ALLGATHER, &mine, all, 1, OBC_UINT64, OBC_SUM, 0);
     obc_result_t res = obc__api_run_blocking(comm, &op);
     if (res == OBC_SUCCESS) {

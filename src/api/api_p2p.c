@@ -52,7 +52,7 @@ static obc_result_t run(enum obc__p2p_kind kind, const char *fn, const void *buf
 {
     struct obc__op op;
     OBC_CHECK(check_p2p(fn, buf, count, dtype, peer, comm));
-    memset(&op, 0, sizeof(op));
+    obc__op_clear(&op);
     set_p2p(&op, kind, buf, count, dtype, peer);
     return obc__api_run_blocking(comm, &op);
 }

@@ -240,7 +240,7 @@ static obc_result_t launch(const struct call *c, obc_comm_t *comm, obc_request_t
     }
     if (req == NULL && c->nv == 0) {
         struct obc__op op;
-        memset(&op, 0, sizeof(op));
+        obc__op_clear(&op);
         OBC_CHECK(describe(c, comm, &op));
         return obc__api_run_blocking(comm, &op);
     }

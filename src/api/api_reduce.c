@@ -96,7 +96,7 @@ static obc_result_t blocking(const struct call *c, obc_comm_t *comm)
 {
     struct obc__op op;
     OBC_CHECK(check(c, comm));
-    memset(&op, 0, sizeof(op));
+    obc__op_clear(&op);
     describe(c, comm, &op);
     return obc__api_run_blocking(comm, &op);
 }

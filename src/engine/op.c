@@ -5,6 +5,7 @@
  * and its end (the private futex word `done` that a waiter sleeps on, in
  * the one wait of wait.c, and that the finishing thread wakes).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,10 +17,15 @@ struct obc__op *obc__op_new(void)
 {
     struct obc__op *op = aligned_alloc(64, (sizeof(struct obc__op) + 63) / 64 * 64);
     if (op != NULL) {
-        memset(op, 0, sizeof(*op));
+        obc__op_clear(op);
         atomic_init(&op->refs, 1);
     }
     return op;
+}
+
+void obc__op_clear(struct obc__op *op)
+{
+    memset(op, 0, offsetof(struct obc__op, state));
 }
 
 void obc__op_ref(struct obc__op *op)

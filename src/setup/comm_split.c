@@ -35,7 +35,7 @@ static obc_result_t parent_allgather(struct obc_comm *p, const void *mine, void 
                                      obc_dtype_t dtype)
 {
     struct obc__op op;
-    memset(&op, 0, sizeof(op));
+    obc__op_clear(&op);
     obc__op_set_coll(&op, OBC_COLL_ALLGATHER, mine, all, count, dtype, OBC_SUM, 0);
     return obc__engine_run_blocking(p->engine, &op);
 }

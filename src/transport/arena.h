@@ -101,9 +101,11 @@ bool obc__arena_has_cma(const struct obc__arena *a);
 uint64_t obc__arena_ring_reserve(struct obc__arena *a, int ring, uint64_t nslots);
 size_t obc__arena_slot_bytes(const struct obc__arena *a, int ring);
 uint32_t obc__arena_ring_nslots(const struct obc__arena *a, int ring);
-/* Writer: the slot's memory once every reader released its previous use,
- * else NULL with *w set. */
-void *obc__arena_slot_acquire(struct obc__arena *a, int ring, uint64_t pos, struct obc__wait *w);
+/* Writer: room for nbytes (at most the ring's slot bytes) in position
+ * pos's slot once every reader released its previous use, else NULL with
+ * *w set. Publish the same nbytes. */
+void *obc__arena_slot_acquire(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes,
+                              struct obc__wait *w);
 void obc__arena_slot_publish(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes,
                              uint64_t stamp);
 /* Reader: the published slot (its size and stamp in *nbytes, *stamp), else

@@ -20,6 +20,11 @@
  *    every MISMATCH message of another rank names the odd one (for
  *    alltoallv, a bystander may instead point to the log of the rank that
  *    found it);
+ *  - a rank that never calls a small alltoall (the pairwise exchange, all
+ *    partners in flight, waiting in turns over its blocked transfers):
+ *    with OBC_TIMEOUT=ABSENT_TIMEOUT_S every other rank gets
+ *    OBC_ERR_TIMEOUT after about that long (the turns count towards it),
+ *    naming the absent rank;
  *  - a rank SIGKILLed during 1 MiB-per-peer alltoalls (killcheck.h): every
  *    survivor returns PEER_LOST or ABORTED within 2 s, naming it.
  * The tcp variant runs it all with ranks 0-1 and 2-3 on two fake hosts.
@@ -202,6 +207,65 @@ static int bad_args_main(obc_comm_t *comm, int rank, int nranks, struct obct_rep
     return obct_failures() > failures0 ? 1 : 0;
 }
 
+#define ABSENT_RANK 3
+#define ABSENT_TIMEOUT_S 2.0
+
+/* Every rank but ABSENT_RANK calls a small alltoall, which must time out. */
+static int absent_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self, void *arg)
+{
+    struct obct_buf send, recv;
+    int small[4] = {1, 2, 3, 4};
+    int failures0 = obct_failures();
+    (void)nranks;
+    (void)arg;
+    OBCT_OK(obc_allreduce(small, small, 4, OBC_INT32, OBC_SUM, comm), comm);
+    double t = obct_now();
+    if (rank == ABSENT_RANK) {
+        usleep((useconds_t)((ABSENT_TIMEOUT_S + 2.0) * obct_time_scale() * 1e6));
+        self->rc = OBC_ERR_TIMEOUT; /* what it would have had */
+    } else {
+        self->rc = personal(ALLTOALL, COUNT, OBC_FLOAT32, rank, comm, &send, &recv, COUNT);
+        snprintf(self->msg, sizeof(self->msg), "%s", obc_comm_last_error(comm));
+        obct_buf_check("sendbuf", &send);
+        obct_buf_check("recvbuf", &recv);
+        obct_buf_free(&send);
+        obct_buf_free(&recv);
+    }
+    self->value = obct_now() - t;
+    obc_comm_destroy(comm);
+    return obct_failures() > failures0 ? 1 : 0;
+}
+
+static void run_absent(void)
+{
+    struct obct_job job;
+    char timeout[16];
+    double limit = ABSENT_TIMEOUT_S * obct_time_scale();
+    printf("personal_fault: rank %d never calls the alltoall (OBC_TIMEOUT=%g)\n", ABSENT_RANK,
+           limit);
+    fflush(stdout);
+    snprintf(timeout, sizeof(timeout), "%g", limit);
+    setenv("OBC_TIMEOUT", timeout, 1);
+    obct_spawn(&job, NRANKS, absent_main, NULL, 0);
+    if (obct_join(&job, limit + 30) != 0) {
+        OBCT_FAIL("absent rank: ranks did not exit within %.0f s", limit + 30);
+    }
+    for (int r = 0; r < NRANKS; r++) {
+        const struct obct_report *rep = &job.reports[r];
+        OBCT_CHECK_EQ_INT(obct_exit_code(&job, r), 0);
+        if (r == ABSENT_RANK) {
+            continue;
+        }
+        printf("personal_fault: absent rank: rank %d got %s after %.3f s: \"%s\"\n", r,
+               obct_rc_name(rep->rc), rep->value, rep->msg);
+        OBCT_CHECK_EQ_INT(rep->rc, OBC_ERR_TIMEOUT);
+        OBCT_CHECK(rep->value >= 0.9 * limit);
+        OBCT_CHECK_LE_DBL(rep->value, limit + 5.0 * obct_time_scale());
+        OBCT_CHECK(obct_msg_names_rank(rep->msg, ABSENT_RANK));
+    }
+    obct_job_free(&job);
+}
+
 #define KILL_COUNT (256 * 1024) /* float32 per peer: 1 MiB */
 
 static int kill_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self, void *arg)
@@ -274,6 +338,8 @@ int main(void)
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
         run_mismatch(&scenarios[i]);
     }
+    run_absent();
+    setenv("OBC_TIMEOUT", timeout, 1);
     printf("personal_fault: kill rank 2 during 1 MiB-per-peer alltoalls\n");
     fflush(stdout);
     obct_spawn(&job, NRANKS, kill_main, NULL, 0);

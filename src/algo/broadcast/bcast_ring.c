@@ -100,11 +100,11 @@ static obc_result_t root_step(struct ring_state *s, struct obc__wait *w)
 {
     for (; s->next < s->nslots; s->next++) {
         uint64_t pos = s->first_pos + s->next;
-        unsigned char *slot = obc__arena_slot_acquire(s->ctx->arena, s->ring, pos, w);
+        size_t n = chunk_bytes(s);
+        unsigned char *slot = obc__arena_slot_acquire(s->ctx->arena, s->ring, pos, n, w);
         if (slot == NULL) {
             return OBC_IN_PROGRESS;
         }
-        size_t n = chunk_bytes(s);
         cursor_copy(s, slot, n);
         obc__arena_slot_publish(s->ctx->arena, s->ring, pos, n, s->stamp);
     }

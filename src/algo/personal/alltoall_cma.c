@@ -10,7 +10,10 @@
  *      mailbox and copies its own block locally;
  *   2. rank r reads block r of peer p's sendbuf into block p of its
  *      recvbuf, for p = r+1, r+2, ... (mod n): the ranks start on different
- *      peers instead of all reading rank 0 first;
+ *      peers instead of all reading rank 0 first. A peer that has not
+ *      posted yet is passed over and read later (of the next 64 in that
+ *      order), so that a rank waits only when no posted peer is left: with
+ *      ranks outnumbering cores, a peer may not run for milliseconds;
  *   3. every rank adds 1 to the shared CMA counter and waits until all
  *      have, so no rank returns (and reuses its sendbuf) while a peer still
  *      reads it.
@@ -41,7 +44,8 @@ struct a2a_state {
     uint64_t stamp;
     uint32_t seq;
     uint32_t target; /* CMA counter value when every rank is done */
-    int k; /* peers read so far (the next is rank + 1 + k) */
+    int k; /* peers read in order so far (the next is rank + 1 + k) ... */
+    uint64_t ahead; /* ... and bit j: peer rank + 1 + k + j read out of order */
 };
 _Static_assert(sizeof(struct a2a_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 
@@ -124,19 +128,38 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
     }
         __attribute__((fallthrough));
     case PHASE_COPY:
-        for (; s->k < n - 1; s->k++) {
-            int peer = (me + 1 + s->k) % n;
-            struct a2a_msg m;
-            if (!obc__arena_mailbox_read(s->ctx->arena, peer, s->seq, &m, sizeof(m), w)) {
-                w->peer = peer;
+        while (s->k < n - 1) {
+            struct obc__wait first = {.peer = -1};
+            bool waiting = false;
+            for (int j = 0; j < 64 && s->k + j < n - 1; j++) {
+                int peer = (me + 1 + s->k + j) % n;
+                struct a2a_msg m;
+                if (s->ahead >> j & 1) {
+                    continue;
+                }
+                if (!obc__arena_mailbox_read(s->ctx->arena, peer, s->seq, &m, sizeof(m),
+                                             waiting ? &(struct obc__wait){.peer = -1} : &first)) {
+                    first.peer = waiting ? first.peer : peer;
+                    waiting = true;
+                    continue;
+                }
+                if (m.stamp != s->stamp || m.nbytes != blk) {
+                    return bad_peer(s, peer, &m);
+                }
+                obc_result_t res = blk > 0 ? read_block(s, peer, m.addr) : OBC_SUCCESS;
+                if (res != OBC_SUCCESS) {
+                    return res;
+                }
+                s->ahead |= 1ull << j;
+            }
+            int moved = 0;
+            for (; s->ahead & 1; s->ahead >>= 1) {
+                s->k++;
+                moved++;
+            }
+            if (moved == 0 && waiting) {
+                *w = first; /* the first peer in order that has not posted */
                 return OBC_IN_PROGRESS;
-            }
-            if (m.stamp != s->stamp || m.nbytes != blk) {
-                return bad_peer(s, peer, &m);
-            }
-            obc_result_t res = blk > 0 ? read_block(s, peer, m.addr) : OBC_SUCCESS;
-            if (res != OBC_SUCCESS) {
-                return res;
             }
         }
         s->phase = PHASE_DONE;

@@ -305,8 +305,9 @@ obc_result_t px_step(void *state, struct obc__wait *w)
             *w = nrecv > 0 ? blocked[0] : blocked[PX_MAX_INFLIGHT];
             return OBC_IN_PROGRESS;
         }
-        r->turn_ns = moved_any ? PX_TURN_MIN_NS
-                               : (r->turn_ns * 2 < PX_TURN_MAX_NS ? r->turn_ns * 2 : PX_TURN_MAX_NS);
+        r->turn_ns = moved_any
+            ? PX_TURN_MIN_NS
+            : (r->turn_ns * 2 < PX_TURN_MAX_NS ? r->turn_ns * 2 : PX_TURN_MAX_NS);
         int k = (int)(r->turn++ % (unsigned)nblocked);
         *w = k < nrecv ? blocked[k] : blocked[PX_MAX_INFLIGHT + k - nrecv];
         w->turn_ns = r->turn_ns;

@@ -38,17 +38,48 @@ uint32_t obc__arena_ring_nslots(const struct obc__arena *a, int ring)
     return a->hdr->nslots[ring];
 }
 
-void *obc__arena_slot_acquire(struct obc__arena *a, int ring, uint64_t pos, struct obc__wait *w)
+/* Whether every reader has released the previous use of position pos's
+ * slot (the first use has none). */
+static bool slot_free(struct obc__arena *a, int ring, uint64_t pos, uint32_t *now)
 {
-    struct shm_slot *s = slot_of(a, ring, pos);
     uint64_t uses_before = pos / a->hdr->nslots[ring];
     uint32_t need = (uint32_t)(uses_before * (uint64_t)(a->nranks - 1));
-    uint32_t now = atomic_load_explicit(&s->released.value, memory_order_acquire);
-    if (now != need) {
-        shm_wait_on(w, &s->released, now, -1);
+    *now = atomic_load_explicit(&slot_of(a, ring, pos)->released.value, memory_order_acquire);
+    return *now == need;
+}
+
+static void *slot_area(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes)
+{
+    return nbytes <= SHM_SLOT_INLINE_BYTES ? slot_of(a, ring, pos)->small
+                                           : payload_of(a, ring, pos);
+}
+
+/*
+ * Each look at a released count is a cache line the readers last wrote.
+ * But readers release in order of position, and the writer of a position
+ * had released every earlier one it reads before it published (both are
+ * ordered through the flags), so the previous use of the slot half a ring
+ * ahead being free means every slot up to it is: one look covers half a
+ * ring of acquires, while the readers keep up.
+ */
+void *obc__arena_slot_acquire(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes,
+                              struct obc__wait *w)
+{
+    uint32_t now;
+    if (pos < a->free_below[ring]) {
+        return slot_area(a, ring, pos, nbytes);
+    }
+    uint64_t ahead = pos + a->hdr->nslots[ring] / 2;
+    if (ahead > pos && slot_free(a, ring, ahead, &now)) {
+        a->free_below[ring] = ahead + 1;
+        return slot_area(a, ring, pos, nbytes);
+    }
+    if (!slot_free(a, ring, pos, &now)) {
+        shm_wait_on(w, &slot_of(a, ring, pos)->released, now, -1);
         return NULL;
     }
-    return payload_of(a, ring, pos);
+    a->free_below[ring] = pos + 1;
+    return slot_area(a, ring, pos, nbytes);
 }
 
 void obc__arena_slot_publish(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes,
@@ -71,7 +102,7 @@ const void *obc__arena_slot_peek(struct obc__arena *a, int ring, uint64_t pos, s
     }
     *nbytes = (size_t)s->nbytes;
     *stamp = s->stamp;
-    return payload_of(a, ring, pos);
+    return slot_area(a, ring, pos, *nbytes);
 }
 
 void obc__arena_slot_release(struct obc__arena *a, int ring, uint64_t pos)

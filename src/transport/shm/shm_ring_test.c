@@ -3,7 +3,8 @@
  * shm_ring_test.c - the arena's lock-free protocol, driven by two handles
  * on one real segment in one process (rank 0 writes, rank 1 reads): a slot
  * is readable only once published, reusable only once every reader
- * released it (also across many wraps of the ring), counters and
+ * released it (also across many wraps of the ring, and with the writer's
+ * look-ahead over half a ring; small payloads in the header line), counters and
  * mailboxes, and an abort that every local rank's health check sees.
  */
 #include <setjmp.h>
@@ -46,13 +47,19 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Every third message is small enough to ride in the slot's header line. */
+static size_t size_of(uint64_t i)
+{
+    return i % 3 == 0 ? 8 : 100;
+}
+
 static void write_slot(uint64_t pos, uint64_t i)
 {
     struct obc__wait w = {.peer = -1};
-    unsigned char *slot = obc__arena_slot_acquire(writer, OBC_RING_EAGER, pos, &w);
+    unsigned char *slot = obc__arena_slot_acquire(writer, OBC_RING_EAGER, pos, size_of(i), &w);
     assert_non_null(slot);
-    memset(slot, (int)(i & 0xff), 100);
-    obc__arena_slot_publish(writer, OBC_RING_EAGER, pos, 100, 1000 + i);
+    memset(slot, (int)(i & 0xff), size_of(i));
+    obc__arena_slot_publish(writer, OBC_RING_EAGER, pos, size_of(i), 1000 + i);
 }
 
 static void read_slot(uint64_t pos, uint64_t i)
@@ -62,9 +69,10 @@ static void read_slot(uint64_t pos, uint64_t i)
     uint64_t stamp = 0;
     const unsigned char *got = obc__arena_slot_peek(reader, OBC_RING_EAGER, pos, &n, &stamp, &w);
     assert_non_null(got);
-    assert_int_equal(n, 100);
+    assert_int_equal(n, size_of(i));
     assert_true(stamp == 1000 + i);
-    assert_int_equal(got[99], (unsigned char)(i & 0xff));
+    assert_int_equal(got[0], (unsigned char)(i & 0xff));
+    assert_int_equal(got[n - 1], (unsigned char)(i & 0xff));
     obc__arena_slot_release(reader, OBC_RING_EAGER, pos);
 }
 
@@ -85,7 +93,7 @@ static void slots_gate_both_ways(void **state)
     }
     for (uint64_t i = depth; i < total; i++) {
         /* the ring is full until the reader frees the oldest slot, over many wraps */
-        assert_null(obc__arena_slot_acquire(writer, OBC_RING_EAGER, wpos + i, &w));
+        assert_null(obc__arena_slot_acquire(writer, OBC_RING_EAGER, wpos + i, 100, &w));
         assert_null(obc__arena_slot_peek(reader, OBC_RING_EAGER, rpos + i, &n, &stamp, &w));
         read_slot(rpos + i - depth, i - depth);
         write_slot(wpos + i, i);
