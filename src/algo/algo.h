@@ -182,6 +182,8 @@ const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
                                          char *why, size_t why_bytes);
 
 const char *obc__coll_name(obc_coll_t coll);
+/* Whether the collective has a root (broadcast, reduce, gather, scatter). */
+bool obc__coll_rooted(obc_coll_t coll);
 
 /* supports() of the shared-memory algorithms: every rank is in the host
  * arena (and teams are small enough for their stack tables). */

@@ -62,6 +62,12 @@ const char *obc__coll_name(obc_coll_t coll)
     return (unsigned)coll < OBC_COLL_COUNT ? coll_names[coll] : "?";
 }
 
+bool obc__coll_rooted(obc_coll_t coll)
+{
+    return coll == OBC_COLL_BROADCAST || coll == OBC_COLL_REDUCE || coll == OBC_COLL_GATHER ||
+        coll == OBC_COLL_SCATTER;
+}
+
 static int coll_by_name(const char *name, size_t len)
 {
     for (int c = 0; c < OBC_COLL_COUNT; c++) {

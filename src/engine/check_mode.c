@@ -145,8 +145,7 @@ void obc__check_leave(struct obc__check *c, const struct obc__coll_args *args, o
 
 static bool same_call(const struct obc__board_call *a, const struct obc__board_call *b)
 {
-    bool rooted = a->coll == OBC_COLL_BROADCAST || a->coll == OBC_COLL_REDUCE ||
-        a->coll == OBC_COLL_GATHER || a->coll == OBC_COLL_SCATTER;
+    bool rooted = obc__coll_rooted(a->coll);
     bool reduces = a->coll == OBC_COLL_ALLREDUCE || a->coll == OBC_COLL_REDUCE ||
         a->coll == OBC_COLL_REDUCE_SCATTER;
     /* alltoallv's count is this rank's total sent, rightly different on

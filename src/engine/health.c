@@ -73,15 +73,14 @@ obc_result_t obc__health_timeout(const struct obc__algo_ctx *ctx, struct obc__bo
     obc__board_describe_laggards(boards, args, who, sizeof(who));
     obc__board_dump(boards, args);
     char root[24] = ""; /* only the rooted collectives have one */
-    if (args->coll == OBC_COLL_BROADCAST || args->coll == OBC_COLL_REDUCE ||
-        args->coll == OBC_COLL_GATHER || args->coll == OBC_COLL_SCATTER) {
+    if (obc__coll_rooted(args->coll)) {
         snprintf(root, sizeof(root), "root %d, ", args->root);
     }
-    obc_result_t res = obc__err_set(
-        ctx->err, OBC_ERR_TIMEOUT,
-        "%s #%llu (%s%zu bytes) on rank %d: no progress for %.1f s (OBC_TIMEOUT)%s",
-        obc__coll_name(args->coll), (unsigned long long)args->seq, root, args->nbytes, ctx->rank,
-        (double)timeout_ns / 1e9, who);
+    obc_result_t res =
+        obc__err_set(ctx->err, OBC_ERR_TIMEOUT,
+                     "%s #%llu (%s%zu bytes) on rank %d: no progress for %.1f s (OBC_TIMEOUT)%s",
+                     obc__coll_name(args->coll), (unsigned long long)args->seq, root, args->nbytes,
+                     ctx->rank, (double)timeout_ns / 1e9, who);
     /* Tell the other hosts before this rank leaves: to them a goodbye in
      * mid-operation would look like a lost peer. */
     obc__p2p_tell_failure(ctx->p2p, res, w->peer >= 0 ? w->peer : ctx->rank);
