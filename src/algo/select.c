@@ -448,8 +448,9 @@ static bool is_pairwise(const struct obc__algo *a)
  * own unit is one of them), so that a slow partner holds up only its own
  * messages. One unit at a time, half the ranks idle in every other step (a
  * rank then pairs with itself): at 4 netlab hosts the links carried 46% of
- * their rate, against 80-91% with every unit in flight; at 8 ranks on 2
- * cores a 1 KiB-per-peer alltoall took 140-167 us against 61-72. */
+ * their rate, against 67-91% (4-256 MiB per rank) with every unit in
+ * flight; at 8 ranks on 2 cores a 1 KiB-per-peer alltoall took 140-167 us
+ * against 61-72. */
 static int partners_in_flight(const struct obc__algo_ctx *ctx,
                               const struct obc__algo_tuning *tuning)
 {
