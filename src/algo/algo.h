@@ -55,6 +55,8 @@ struct obc__plan {
     size_t chunk_bytes; /* relays: bytes per chunk, at most one p2p slot */
     enum obc__relay_shape shape; /* relays: how members are linked */
     bool streaming; /* eager/arena broadcast: non-temporal stores into the readers' buffers */
+    bool mapped; /* arena broadcast: a root whose buffers lie in obc_mem_alloc blocks may
+                  * describe them instead of staging (bcast_mapped.c) */
     bool recdbl; /* hierarchical allreduce: leaders by recursive doubling, else the ring */
     size_t whole_max_bytes; /* window reductions: a vector up to this is reduced whole by
                              * each consumer, not slice by slice */
@@ -107,6 +109,8 @@ struct obc__team {
     const int *ranks;
 };
 
+struct obc__mem_list; /* core/mem.h */
+
 /* Everything an algorithm may use. */
 struct obc__algo_ctx {
     struct obc__arena *arena;
@@ -118,6 +122,7 @@ struct obc__algo_ctx {
     const int *host_index; /* [nranks]: every rank's index in its host's team */
     struct obc__team world, host, leaders;
     bool arena_has_all; /* every rank shares this host's arena */
+    struct obc__mem_list *mem; /* the communicator's obc_mem_alloc blocks */
     struct obc__err *err;
     struct obc__algo_persist *persist;
     size_t p2p_slot_bytes; /* payload of one p2p slot (obc__p2p_slot_bytes: the same for
@@ -146,6 +151,8 @@ struct obc__algo {
 struct obc__algo_tuning {
     size_t eager_max_bytes; /* broadcasts up to this go through the eager ring */
     size_t cma_min_bytes; /* broadcasts from this size read the root's buffer directly */
+    size_t mapped_min_bytes; /* arena broadcasts from this size: readers copy straight out of
+                              * the root's obc_mem_alloc blocks */
     size_t stream_min_bytes; /* from this size, destinations get streaming stores */
     size_t recdbl_max_bytes; /* allreduces up to this: recursive doubling */
     size_t shm_below_bytes; /* crowded host: reductions below this in the windows */

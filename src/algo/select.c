@@ -142,6 +142,7 @@ obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct
     tuning->cma_min_bytes = cfg->cma_min_bytes != 0 ? cfg->cma_min_bytes : SIZE_MAX;
     tuning->alltoall_cma_min_bytes =
         cfg->alltoall_cma_min_bytes != 0 ? cfg->alltoall_cma_min_bytes : SIZE_MAX;
+    tuning->mapped_min_bytes = or_default(cfg->mapped_min_bytes, def.mapped_min_bytes);
     tuning->stream_min_bytes = or_default(cfg->stream_min_bytes, def.stream_min_bytes);
     tuning->recdbl_max_bytes = or_default(cfg->recdbl_max_bytes, def.recdbl_max_bytes);
     tuning->shm_below_bytes = or_default(cfg->shm_below_bytes, def.shm_below_bytes);
@@ -467,6 +468,8 @@ static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tu
     memset(plan, 0, sizeof(*plan));
     plan->algo = a;
     plan->streaming = args->nbytes >= tuning->stream_min_bytes;
+    plan->mapped = args->nbytes >= tuning->mapped_min_bytes && ctx->arena != NULL &&
+        obc__arena_has_cma(ctx->arena);
     /* hier allreduce: chosen once from the whole size, the same on every leader */
     plan->recdbl = args->nbytes <= tuning->recdbl_max_bytes;
     plan->whole_max_bytes = tuning->win_whole_max_bytes;

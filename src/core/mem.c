@@ -6,11 +6,14 @@
  */
 #include "core/mem.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "platform/platform.h"
+
+static _Atomic uint64_t next_serial = 1;
 
 void obc__mem_list_init(struct obc__mem_list *l)
 {
@@ -59,6 +62,7 @@ obc_result_t obc__mem_list_alloc(struct obc__mem_list *l, size_t bytes, void **p
         return obc__err_set(err, OBC_ERR_NO_MEMORY, "obc_mem_alloc: %zu bytes of shared memory: %s",
                             bytes, strerror(e));
     }
+    b->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed);
     pthread_mutex_lock(&l->lock);
     b->next = l->head;
     l->head = b;
@@ -91,8 +95,8 @@ obc_result_t obc__mem_list_free(struct obc__mem_list *l, void *ptr, struct obc__
     return OBC_SUCCESS;
 }
 
-bool obc__mem_list_find(struct obc__mem_list *l, const void *p, size_t nbytes, int *fd,
-                        size_t *offset)
+bool obc__mem_list_find(struct obc__mem_list *l, const void *p, size_t nbytes,
+                        struct obc__mem_where *at)
 {
     uintptr_t x = (uintptr_t)p;
     bool found = false;
@@ -100,8 +104,7 @@ bool obc__mem_list_find(struct obc__mem_list *l, const void *p, size_t nbytes, i
     for (struct obc__mem_block *b = l->head; b != NULL && !found; b = b->next) {
         uintptr_t a = (uintptr_t)b->addr;
         if (x >= a && x - a <= b->nbytes && nbytes <= b->nbytes - (x - a)) {
-            *fd = b->fd;
-            *offset = x - a;
+            *at = (struct obc__mem_where){b->fd, b->serial, b->nbytes, x - a};
             found = true;
         }
     }

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "obc.h"
 #include "core/status.h"
@@ -19,7 +20,18 @@ struct obc__mem_block {
     void *addr; /* page-aligned, MAP_SHARED */
     size_t nbytes; /* mapped: the request rounded up to pages */
     int fd; /* the memfd behind it (open until the block is freed) */
+    uint64_t serial; /* unique in this process, never reused (an fd number is) */
     struct obc__mem_block *next;
+};
+
+/* Where a buffer lies in a block: what a local peer needs to map it
+ * (through /proc/<pid>/fd/<fd>) and to know a mapping it made before is of
+ * this very block. */
+struct obc__mem_where {
+    int fd;
+    uint64_t serial;
+    size_t block_bytes;
+    size_t offset;
 };
 
 struct obc__mem_list {
@@ -37,8 +49,8 @@ obc_result_t obc__mem_list_alloc(struct obc__mem_list *l, size_t bytes, void **p
                                  struct obc__err *err);
 /* Free the block that starts at ptr; OBC_ERR_INVALID_ARG when none does. */
 obc_result_t obc__mem_list_free(struct obc__mem_list *l, void *ptr, struct obc__err *err);
-/* Does [p, p + nbytes) lie inside one block? Then *fd and *offset say where. */
-bool obc__mem_list_find(struct obc__mem_list *l, const void *p, size_t nbytes, int *fd,
-                        size_t *offset);
+/* Does [p, p + nbytes) lie inside one block? Then *at says where. */
+bool obc__mem_list_find(struct obc__mem_list *l, const void *p, size_t nbytes,
+                        struct obc__mem_where *at);
 
 #endif

@@ -50,6 +50,7 @@ struct obc__engine_params {
     struct obc__algo_tuning tuning;
     double timeout_s;
     bool arena_has_all; /* the arena holds every rank: boards can see everyone */
+    struct obc__mem_list *mem; /* obc_mem_alloc's blocks, which broadcasts may map */
     int check; /* OBC_CHECK */
     const char *dump_path; /* OBC_DEBUG_DUMP ("" = the log); must outlive the engine */
 };

@@ -74,6 +74,7 @@ static obc_result_t start_engine(struct obc_comm *c)
     p.err = &c->err;
     p.timeout_s = c->config.timeout_s;
     p.arena_has_all = c->layout.one_arena;
+    p.mem = &c->mem;
     p.check = c->config.check;
     p.dump_path = c->config.debug_dump;
     obc_result_t res =

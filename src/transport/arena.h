@@ -113,6 +113,11 @@ void obc__arena_slot_publish(struct obc__arena *a, int ring, uint64_t pos, size_
 const void *obc__arena_slot_peek(struct obc__arena *a, int ring, uint64_t pos, size_t *nbytes,
                                  uint64_t *stamp, struct obc__wait *w);
 void obc__arena_slot_release(struct obc__arena *a, int ring, uint64_t pos);
+/* Reader: release the n positions from first on at once, unread (the root
+ * sent their bytes another way: obc__arena_peer_map). */
+void obc__arena_slots_release(struct obc__arena *a, int ring, uint64_t first, uint64_t n);
+/* Writer: has every reader released position pos? Else false with *w set. */
+bool obc__arena_slot_drained(struct obc__arena *a, int ring, uint64_t pos, struct obc__wait *w);
 
 /* Counters: monotonic (mod 2^32), shared by the local ranks. */
 uint32_t obc__arena_counter_add(struct obc__arena *a, int id, uint32_t delta);
@@ -161,6 +166,13 @@ obc_result_t obc__arena_peer_read(struct obc__arena *a, int peer, void *dst, con
                                   size_t nbytes);
 obc_result_t obc__arena_peer_write(struct obc__arena *a, int peer, const void *src, void *dst,
                                    size_t nbytes);
+
+/* A local peer's obc_mem_alloc block (its fd and serial, core/mem.h),
+ * mapped read-only here: the whole block of nbytes, kept for later calls
+ * (transport/shm/shm_map.c). NULL when the peer's fds cannot be opened
+ * (logged once at INFO); then the caller reads with obc__arena_peer_read. */
+const void *obc__arena_peer_map(struct obc__arena *a, int peer, int fd, uint64_t serial,
+                                size_t nbytes);
 
 /* How long a wait on this host's words may spin and yield (the caller's
  * wait loop, engine/wait.c, sleeps after; shared futexes). */

@@ -7,8 +7,11 @@
 # engine/progress.c). Each rank's most waits in one broadcast of the
 # single-copy algorithm (cma: every reader pulls the root's buffer in one
 # read) must stay within NP + 2 from 64 KiB to 64 MiB, at 2 and 4 ranks
-# (a wait for each reader's post, one for the "all done" count, two spare);
-# the default choice's counts are printed beside them.
+# (a wait for each reader's post, one for the "all done" count, two spare).
+# So must the default choice's from 1 MiB when the buffers come from
+# obc_mem_alloc (obc-perf -M 1: the readers copy straight out of the root's
+# block, bcast_mapped.c); the default's counts with ordinary buffers are
+# printed beside them.
 # Usage: tests/coll/handoff_count.sh build/bin/obcrun build/bin/obc-perf
 set -u
 OBCRUN=${1:?usage: $0 path/to/obcrun path/to/obc-perf}
@@ -18,14 +21,16 @@ LOG=${TMPDIR:-/tmp}/obc_handoff.$$
 trap 'rm -f "$LOG"' EXIT
 nfail=0
 
-# most_waits NP SIZE [VAR=VALUE ...]: the most waits any rank logged for one
-# broadcast of SIZE bytes (empty when nothing was logged).
+# most_waits NP SIZE SHARED [VAR=VALUE ...]: the most waits any rank logged
+# for one broadcast of SIZE bytes (empty when nothing was logged); SHARED is
+# obc-perf's -M (buffers from obc_mem_alloc).
 most_waits() {
-    np=$1 size=$2
-    shift 2
+    np=$1 size=$2 shared=$3
+    shift 3
     # shellcheck disable=SC2068 # the variables are words on purpose
     env OBC_DEBUG=TRACE "$@" "$OBCRUN" -n "$np" --timeout $((120 * MULT)) \
-        "$PERF" -b "$size" -e "$size" -w 1 -m 3 -n 3 -t 0.01 -c 0 >/dev/null 2>"$LOG" || return 1
+        "$PERF" -b "$size" -e "$size" -M "$shared" -w 1 -m 3 -n 3 -t 0.01 -c 0 \
+        >/dev/null 2>"$LOG" || return 1
     grep "broadcast #[0-9]*: $size bytes, algorithm .*: [0-9]* waits" "$LOG" |
         sed 's/.*: \([0-9]*\) waits.*/\1/' | sort -n | tail -1
 }
@@ -33,9 +38,16 @@ most_waits() {
 for np in 2 4; do
     bound=$((np + 2))
     for size in 65536 1048576 16777216 67108864; do
-        cma=$(most_waits "$np" "$size" OBC_ALGO=broadcast=cma) || cma=""
-        def=$(most_waits "$np" "$size") || def=""
-        echo "np $np, $size bytes: cma at most ${cma:-?} waits per rank, default choice ${def:-?}"
+        cma=$(most_waits "$np" "$size" 0 OBC_ALGO=broadcast=cma) || cma=""
+        def=$(most_waits "$np" "$size" 0) || def=""
+        shared=$(most_waits "$np" "$size" 1) || shared=""
+        echo "np $np, $size bytes: cma at most ${cma:-?} waits per rank, default choice ${def:-?}," \
+            "default from obc_mem_alloc buffers ${shared:-?}"
+        if [ "$size" -ge 1048576 ] && { [ -z "$shared" ] || [ "$shared" -gt "$bound" ]; }; then
+            echo "FAIL: np $np, $size bytes: from shared buffers the default waited" \
+                "${shared:-(no TRACE line)} times (bound $bound)"
+            nfail=$((nfail + 1))
+        fi
         if [ -z "$cma" ] || [ "$cma" -gt "$bound" ]; then
             echo "FAIL: np $np, $size bytes: cma waited ${cma:-(no TRACE line)} times (bound $bound)"
             sed 's/^/    /' "$LOG" | tail -20

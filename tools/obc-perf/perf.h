@@ -38,6 +38,7 @@ struct perf_opts {
     bool check; /* -c */
     bool in_place; /* -i */
     bool async; /* -a: obc_i* + obc_wait */
+    bool shared; /* -M: buffers from obc_mem_alloc */
     bool has_dtype; /* -d given; otherwise the op's default */
     obc_dtype_t dtype;
     bool has_redop; /* --op given; otherwise OBC_SUM */
@@ -126,8 +127,11 @@ void perf_algorithm(struct perf_ctx *ctx, char *buf, size_t len);
 /* perf_data.c */
 void perf_data_fill(unsigned char *buf, size_t nbytes, uint64_t iter, bool poison);
 uint64_t perf_data_wrong(const unsigned char *buf, size_t nbytes, uint64_t iter);
+/* Buffers come from obc_mem_alloc on comm from now on (-M); NULL: malloc. */
+void perf_data_use_shared(obc_comm_t *comm);
 unsigned char *perf_data_alloc(size_t nbytes);
 unsigned char *perf_data_alloc_or_exit(size_t nbytes);
+void perf_data_free(void *p);
 
 /* perf_dtype.c: how an element of each dtype is stored. */
 enum perf_kind { PERF_KIND_SIGNED, PERF_KIND_UNSIGNED, PERF_KIND_FLOAT };

@@ -79,16 +79,33 @@ uint64_t perf_data_wrong(const unsigned char *buf, size_t nbytes, uint64_t iter)
     return wrong;
 }
 
+static obc_comm_t *shared_comm; /* -M: the communicator the buffers belong to */
+
+void perf_data_use_shared(obc_comm_t *comm)
+{
+    shared_comm = comm;
+}
+
 /* Page-aligned like the anchors' buffers, and written once so that page
  * faults are paid here and never inside a timed call. NULL on failure. */
 unsigned char *perf_data_alloc(size_t nbytes)
 {
     void *p = NULL;
-    if (posix_memalign(&p, 4096, nbytes == 0 ? 1 : nbytes) != 0) {
+    if (shared_comm != NULL ? obc_mem_alloc(&p, nbytes == 0 ? 1 : nbytes, shared_comm) != 0
+                            : posix_memalign(&p, 4096, nbytes == 0 ? 1 : nbytes) != 0) {
         return NULL;
     }
     memset(p, 0, nbytes);
     return p;
+}
+
+void perf_data_free(void *p)
+{
+    if (shared_comm != NULL && p != NULL) {
+        obc_mem_free(p, shared_comm);
+    } else {
+        free(p);
+    }
 }
 
 /* The same, for setup code that has no way to go on without the buffer. */

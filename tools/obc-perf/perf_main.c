@@ -128,6 +128,9 @@ int main(int argc, char **argv)
     ctx.op = parse_or_exit(argc, argv, &opts);
     ctx.opts = &opts;
     ctx.comm = init_comm();
+    if (opts.shared) {
+        perf_data_use_shared(ctx.comm);
+    }
     ctx.rank = obc_comm_rank(ctx.comm);
     ctx.nranks = obc_comm_size(ctx.comm);
     ctx.dtype = opts.has_dtype ? opts.dtype : ctx.op->default_dtype;

@@ -97,9 +97,9 @@ static uint64_t bcast_check(const struct perf_ctx *ctx, uint64_t iter)
 static void bcast_teardown(struct perf_ctx *ctx)
 {
     if (ctx->sendbuf != ctx->recvbuf) {
-        free(ctx->sendbuf);
+        perf_data_free(ctx->sendbuf);
     }
-    free(ctx->recvbuf);
+    perf_data_free(ctx->recvbuf);
     ctx->sendbuf = NULL;
     ctx->recvbuf = NULL;
 }

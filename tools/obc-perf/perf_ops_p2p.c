@@ -101,8 +101,8 @@ static uint64_t sr_check(const struct perf_ctx *ctx, uint64_t iter)
 
 static void sr_teardown(struct perf_ctx *ctx)
 {
-    free(ctx->sendbuf);
-    free(ctx->recvbuf);
+    perf_data_free(ctx->sendbuf);
+    perf_data_free(ctx->recvbuf);
     ctx->sendbuf = NULL;
     ctx->recvbuf = NULL;
 }

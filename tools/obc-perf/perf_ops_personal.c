@@ -53,9 +53,9 @@ static bool is_root(const struct perf_ctx *ctx)
 static void free_buffers(struct perf_ctx *ctx)
 {
     if (ctx->sendbuf != ctx->recvbuf) {
-        free(ctx->sendbuf);
+        perf_data_free(ctx->sendbuf);
     }
-    free(ctx->recvbuf);
+    perf_data_free(ctx->recvbuf);
     ctx->sendbuf = NULL;
     ctx->recvbuf = NULL;
 }

@@ -43,9 +43,9 @@ static size_t count_for(const struct perf_ctx *ctx, size_t want_bytes, int parts
 static void free_buffers(struct perf_ctx *ctx)
 {
     if (ctx->sendbuf != ctx->recvbuf) {
-        free(ctx->sendbuf);
+        perf_data_free(ctx->sendbuf);
     }
-    free(ctx->recvbuf);
+    perf_data_free(ctx->recvbuf);
     ctx->sendbuf = NULL;
     ctx->recvbuf = NULL;
 }

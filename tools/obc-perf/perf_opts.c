@@ -174,6 +174,8 @@ void perf_opts_usage(FILE *out)
             "  -i, --inplace 0|1    in place as obc.h defines it per collective (broadcast:\n"
             "                       obc_bcast) (default 0)\n"
             "  -a, --async 0|1      non-blocking call + obc_wait, timed together (default 0)\n"
+            "  -M, --shared 0|1     buffers from obc_mem_alloc (shared memory: a broadcast\n"
+            "                       from one is copied once) (default 0)\n"
             "  -n, --iters N        most timed iterations per size (default 200)\n"
             "  -m, --miniters N     fewest timed iterations per size (default 5)\n"
             "  -w, --warmup N       untimed, validated iterations per size, >= 1 (default 3)\n"
@@ -208,6 +210,7 @@ static const struct option long_opts[] = {
     {"datatype", required_argument, NULL, 'd'},
     {"inplace", required_argument, NULL, 'i'},
     {"async", required_argument, NULL, 'a'},
+    {"shared", required_argument, NULL, 'M'},
     {"iters", required_argument, NULL, 'n'},
     {"miniters", required_argument, NULL, 'm'},
     {"warmup", required_argument, NULL, 'w'},
@@ -262,6 +265,8 @@ static int apply_opt(int c, const char *arg, struct perf_opts *o)
         return parse_bool(arg, &o->in_place);
     case 'a':
         return parse_bool(arg, &o->async);
+    case 'M':
+        return parse_bool(arg, &o->shared);
     case 'n':
         return parse_int(arg, 1, 1 << 24, &o->max_iters);
     case 'm':
@@ -322,7 +327,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *opts)
     set_defaults(opts);
     opterr = 1;
     for (;;) {
-        int c = getopt_long(argc, argv, "o:b:e:f:r:d:i:a:n:m:w:t:c:SHvXh", long_opts, NULL);
+        int c = getopt_long(argc, argv, "o:b:e:f:r:d:i:a:M:n:m:w:t:c:SHvXh", long_opts, NULL);
         if (c == -1) {
             break;
         }

@@ -18,6 +18,10 @@
  *   rank 1:      copy c0  copy c1  copy c2 ...
  *   rank 2:      copy c0  copy c1  copy c2 ...      (all readers in parallel)
  *
+ * From OBC_MAPPED_MIN_BYTES, a root whose buffers lie in obc_mem_alloc
+ * memory stages nothing: its first slot describes them and every reader
+ * copies straight out of the root's memory (bcast_mapped.c).
+ *
  * A fused group (several segments) streams through the slots back to back.
  * Every slot carries the operation's stamp and size; a reader that finds a
  * different stamp or a size that does not fit its buffer stops with
@@ -26,6 +30,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "algo/broadcast/bcast_mapped.h"
 #include "algo/copy_kernel.h"
 
 struct ring_state {
@@ -39,6 +44,7 @@ struct ring_state {
     uint64_t next; /* slots done so far */
     size_t slot_bytes;
     int streaming; /* write destinations with non-temporal stores */
+    enum { MAPPED_UNTRIED, MAPPED_NO, MAPPED_YES } mapped; /* root: bcast_mapped.c's mode */
     size_t seg; /* copy cursor: segment index and offset in it */
     size_t seg_off;
 };
@@ -94,10 +100,46 @@ static void ring_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
     s->slot_bytes = obc__arena_slot_bytes(ctx->arena, ring);
     s->nslots = (args->nbytes + s->slot_bytes - 1) / s->slot_bytes;
     s->first_pos = obc__arena_ring_reserve(ctx->arena, ring, s->nslots);
+    s->mapped = ring == OBC_RING_STAGE && args->plan.mapped ? MAPPED_UNTRIED : MAPPED_NO;
+}
+
+/* The root's one-copy mode: slot 0 describes its buffers, its own copy
+ * overlaps the readers', then it waits until every reader has released
+ * the op's last slot (they release all of them at once, in order). */
+static obc_result_t root_mapped(struct ring_state *s, struct obc__wait *w)
+{
+    struct obc__arena *a = s->ctx->arena;
+    if (s->mapped == MAPPED_UNTRIED) {
+        unsigned char *slot = obc__arena_slot_acquire(a, s->ring, s->first_pos, s->slot_bytes, w);
+        if (slot == NULL) {
+            return OBC_IN_PROGRESS;
+        }
+        size_t n = obc__mapped_describe(s->ctx, s->args, slot, s->slot_bytes);
+        s->mapped = n > 0 ? MAPPED_YES : MAPPED_NO;
+        if (n == 0) {
+            return OBC_SUCCESS; /* stage as usual */
+        }
+        obc__arena_slot_publish(a, s->ring, s->first_pos, n, s->stamp ^ OBC_MAPPED_STAMP_BIT);
+        for (size_t i = 0; i < s->args->nsegs; i++) {
+            const struct obc__seg *g = &s->args->segs[i];
+            if (g->recv != g->send) {
+                obc__copy(g->recv, g->send, g->nbytes, s->streaming);
+            }
+        }
+        s->next = s->nslots;
+    }
+    return obc__arena_slot_drained(a, s->ring, s->first_pos + s->nslots - 1, w) ? OBC_SUCCESS
+                                                                                : OBC_IN_PROGRESS;
 }
 
 static obc_result_t root_step(struct ring_state *s, struct obc__wait *w)
 {
+    if (s->mapped != MAPPED_NO) {
+        obc_result_t res = root_mapped(s, w);
+        if (res != OBC_SUCCESS || s->mapped == MAPPED_YES) {
+            return res;
+        }
+    }
     for (; s->next < s->nslots; s->next++) {
         uint64_t pos = s->first_pos + s->next;
         size_t n = chunk_bytes(s);
@@ -134,6 +176,14 @@ static obc_result_t reader_step(struct ring_state *s, struct obc__wait *w)
         if (slot == NULL) {
             w->peer = s->args->root;
             return OBC_IN_PROGRESS;
+        }
+        if (s->next == 0 && stamp == (s->stamp ^ OBC_MAPPED_STAMP_BIT)) {
+            obc_result_t res = obc__mapped_copy(s->ctx, s->args, slot, n, s->streaming);
+            if (res == OBC_SUCCESS) {
+                obc__arena_slots_release(s->ctx->arena, s->ring, pos, s->nslots);
+                s->next = s->nslots;
+            }
+            return res;
         }
         if (stamp != s->stamp || n != chunk_bytes(s)) {
             return mismatch(s, n, stamp);

@@ -100,6 +100,17 @@ struct shm_slot {
 };
 _Static_assert(sizeof(struct shm_slot) == 2 * SHM_LINE, "a slot header is two lines");
 
+/* A local peer's obc_mem_alloc block, mapped read-only here (shm_map.c). */
+struct shm_peer_map {
+    int local;
+    int fd; /* the owner's */
+    uint64_t serial; /* the block's, in its owner's numbering */
+    const void *addr; /* NULL: an unused entry */
+    size_t nbytes;
+    uint64_t used; /* the arena's map clock at the last use: least recent goes first */
+};
+#define SHM_PEER_MAPS 16
+
 struct obc__arena {
     struct shm_header *hdr;
     size_t nbytes;
@@ -127,7 +138,13 @@ struct obc__arena {
     int local_of_n;
     int *pidfds;
     int64_t next_health_ns; /* when the pidfds are polled next */
+    struct shm_peer_map maps[SHM_PEER_MAPS];
+    uint64_t map_clock;
+    bool map_refused; /* a mapping failed once: logged, not tried again */
 };
+
+/* Unmap every peer block (arena destroy). */
+void obc__shm_peer_maps_fini(struct obc__arena *a);
 
 /* Set *flag's value and wake sleepers, if any (shm_wait.c). */
 void obc__shm_flag_store(struct shm_flag *f, uint32_t value);

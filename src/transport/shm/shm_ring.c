@@ -110,6 +110,25 @@ void obc__arena_slot_release(struct obc__arena *a, int ring, uint64_t pos)
     obc__shm_flag_add(&slot_of(a, ring, pos)->released, 1);
 }
 
+/* One add per slot, in order of each slot's last position in the range,
+ * so the last position's count is the last to complete: a writer that
+ * finds it drained finds every earlier one drained. */
+void obc__arena_slots_release(struct obc__arena *a, int ring, uint64_t first, uint64_t n)
+{
+    uint64_t ring_slots = a->hdr->nslots[ring], end = first + n;
+    for (uint64_t pos = n > ring_slots ? end - ring_slots : first; pos < end; pos++) {
+        obc__shm_flag_add(&slot_of(a, ring, pos)->released,
+                          (uint32_t)((pos - first) / ring_slots + 1));
+    }
+}
+
+bool obc__arena_slot_drained(struct obc__arena *a, int ring, uint64_t pos, struct obc__wait *w)
+{
+    uint32_t need = (uint32_t)((pos / a->hdr->nslots[ring] + 1) * (uint64_t)(a->nranks - 1));
+    struct shm_flag *f = &slot_of(a, ring, pos)->released;
+    return shm_flag_reached(f, need, -1, w);
+}
+
 uint32_t obc__arena_counter_add(struct obc__arena *a, int id, uint32_t delta)
 {
     return obc__shm_flag_add(&a->counters[id].value, delta);

@@ -227,6 +227,7 @@ void obc__arena_destroy(struct obc__arena *a)
     for (int r = 0; a->pidfds != NULL && r < a->nranks; r++) {
         obc__fd_close(a->pidfds[r]);
     }
+    obc__shm_peer_maps_fini(a);
     obc__shm_detach(a->hdr, a->nbytes);
     free(a->peers);
     free(a->local_of);
