@@ -29,6 +29,8 @@
 #                     obc           obc-perf -o OP, out of place (label obc)
 #                     obc_inplace   in place (label obc_inplace)
 #                     obc_async     obc_i<OP> + obc_wait (label obc_async)
+#                     obc_shared    buffers from obc_mem_alloc (label obc_shared): a
+#                                   broadcast from one is copied once
 #                     obc:ALGO      OBC_ALGO=OP=ALGO (label obc_ALGO); ALGO is one of
 #                                   broadcast: eager arena cma; allreduce: shm ring
 #                                   recdbl hier; reduce, allgather, reduce_scatter: shm ring;
@@ -131,7 +133,7 @@ for impl in $IMPLS; do
     case $impl in
     memcpy | memcpy_nt | latency) REFS+=("$impl") ;;
     openmpi | openmpi_yield | mpich | gloo) ANCH+=("$impl") ;;
-    obc | obc_inplace | obc_async | obc:?*) OBCS+=("$impl") ;;
+    obc | obc_inplace | obc_async | obc_shared | obc:?*) OBCS+=("$impl") ;;
     *) echo "run_bench.sh: unknown implementation '$impl'" >&2; exit 2 ;;
     esac
 done
@@ -207,6 +209,7 @@ run_obc() {
     case $variant in
     obc_inplace) args+=(-i 1 --label obc_inplace) ;;
     obc_async) args+=(-a 1 --label obc_async) ;;
+    obc_shared) args+=(-M 1 --label obc_shared) ;;
     obc:*) envs=("OBC_ALGO=$OP=${variant#obc:}") ;;
     esac
     local name=${variant/:/_}_${metric}_np$np raw="$RES/logs/${variant/:/_}_${metric}_np$np.out"

@@ -120,15 +120,26 @@ def buckets(named, bucket_bytes):
 
 
 def _to_shared(comm, named, what):
-    """Move every tensor's data into obc.empty memory (t.data = a shared
-    copy), so later collectives on the parameters use shared buffers."""
+    """Move every tensor's data into one obc.empty block (t.data = a view of
+    it, each at a 64-byte boundary), so later collectives on the parameters
+    use shared buffers: a reader maps the root's one block once and copies
+    every bucket straight out of it."""
     for name, t in named:
         if not B.is_tensor(t):
             raise ValueError(f"{what}: shared=True places torch tensors only; '{name}' is "
                              f"{type(t).__name__}")
-        if t.numel() == 0:
-            continue
-        dest = comm.empty(tuple(t.shape), t.dtype)
+    placed, total = [], 0
+    for name, t in named:
+        if t.numel() > 0:
+            placed.append((t, total))
+            total += (t.numel() * t.element_size() + 63) // 64 * 64
+    if total == 0:
+        return
+    import torch
+    slab = comm.empty((total,), torch.uint8)
+    for t, off in placed:
+        nbytes = t.numel() * t.element_size()
+        dest = slab[off:off + nbytes].view(t.dtype).view(t.shape)
         dest.copy_(t.detach())
         t.data = dest
 

@@ -2,6 +2,7 @@
 """broadcast(wire_dtype=) (obc_broadcast_as), obc.empty (obc_mem_alloc) and
 sync_module's wire_dtype= and shared=."""
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -142,3 +143,35 @@ def test_sync_module_shared(comm):
     assert w.grad is not None
     with pytest.raises(ValueError):
         obc.sync_module([np.zeros(3, dtype=np.float32)], shared=True)
+
+
+def peer_block_mappings():
+    """Read-only shared mappings of peers' obc_mem_alloc blocks here: what a
+    reader holds once it copied a broadcast straight out of the root's."""
+    with open("/proc/self/maps") as f:
+        return sum(" r--s " in line and "memfd:obc-mem" in line for line in f)
+
+
+def test_sync_module_shared_places_one_block_that_readers_map(comm):
+    big = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.LayerNorm(1024),
+                              torch.nn.Linear(1024, 3))  # 2.1 MiB: above OBC_MAPPED_MIN_BYTES
+    with torch.no_grad():
+        for i, p in enumerate(big.parameters()):
+            p.fill_(comm.rank * 10 + i)
+    obc.sync_module(big, src=0, shared=True)
+    params = list(big.parameters())
+    for i, p in enumerate(params):
+        assert bool((p == i).all()), i
+    starts = [p.data_ptr() for p in params]
+    ends = [p.data_ptr() + p.numel() * p.element_size() for p in params]
+    assert all(s % 64 == 0 for s in starts)
+    assert max(ends) - min(starts) < sum(e - s + 64 for s, e in zip(starts, ends))  # one slab
+    with torch.no_grad():
+        for p in params:
+            p.add_(comm.rank + 1)
+    obc.sync_module(big, src=0)  # again, from the shared slab now
+    for i, p in enumerate(params):
+        assert bool((p == i + 1).all()), i
+    one_host = "OBC_HOST_ID" not in os.environ and os.environ.get("OBC_CMA", "1") != "0"
+    if comm.size > 1 and comm.rank != 0 and one_host:
+        assert peer_block_mappings() >= 1

@@ -26,7 +26,7 @@
 
 /* Blocks per description: a fused group whose segments lie in more blocks
  * than this is staged. */
-#define MAPPED_MAX_BLOCKS 32
+#define MAPPED_MAX_BLOCKS 64
 /* A reader copies at most this much between two health checks. */
 #define MAPPED_PIECE_BYTES ((size_t)8 << 20)
 

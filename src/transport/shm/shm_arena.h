@@ -109,7 +109,7 @@ struct shm_peer_map {
     size_t nbytes;
     uint64_t used; /* the arena's map clock at the last use: least recent goes first */
 };
-#define SHM_PEER_MAPS 16
+#define SHM_PEER_MAPS 64
 
 struct obc__arena {
     struct shm_header *hdr;
