@@ -124,10 +124,14 @@ static size_t or_default(size_t value, size_t def)
  * VM at 2, 4 and 8 ranks, 8 B .. 256 MiB; docs/algorithms.md):
  *  - the eager ring and the arena are the same pipeline; the eager ring's
  *    64 small slots let a root run ahead of many small messages;
- *  - the arena beat single-copy (CMA) reads at every size and rank count
- *    measured: its chunks stay in cache, while every CMA reader reads the
- *    root's buffer from DRAM again, through the kernel's slower copy. So
- *    CMA runs only when forced or given a minimum (0 = never);
+ *  - single-copy (CMA, claimed pieces) from 4 MiB while every rank of the
+ *    host has a CPU: at 2 ranks the arena's two copies need both cores
+ *    handing chunks to each other, and its time swings 2x between runs
+ *    (64 MiB: 9.8 or 18-19 ms; medians of three rounds beside Open MPI:
+ *    arena 714 us / 18.0 ms at 4 / 64 MiB, CMA 513 us / 12.4 ms, Open MPI
+ *    689 us / 13.7 ms; bench/results/2026-12-01-bcast-cma). Where ranks
+ *    outnumber CPUs the arena's one staged copy serves every reader, and
+ *    CMA lost at every size (4 ranks, 64 MiB: 31.4 against 17.2 ms);
  *  - streaming stores pay once the destination would not stay in the
  *    32 MiB L3 anyway: at 2 ranks, 4 MiB ran at 17.5 GB/s streamed and
  *    30.8 cached, 64 MiB at 13.2 streamed and 10.6 cached.
@@ -139,7 +143,7 @@ obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct
     obc__config_defaults(&def);
     memset(tuning, 0, sizeof(*tuning));
     tuning->eager_max_bytes = or_default(cfg->eager_max_bytes, def.eager_max_bytes);
-    tuning->cma_min_bytes = cfg->cma_min_bytes != 0 ? cfg->cma_min_bytes : SIZE_MAX;
+    tuning->cma_min_bytes = or_default(cfg->cma_min_bytes, def.cma_min_bytes);
     tuning->alltoall_cma_min_bytes =
         cfg->alltoall_cma_min_bytes != 0 ? cfg->alltoall_cma_min_bytes : SIZE_MAX;
     tuning->mapped_min_bytes = or_default(cfg->mapped_min_bytes, def.mapped_min_bytes);
@@ -211,9 +215,11 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
         say(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes, tuning->eager_max_bytes);
         return &obc__bcast_eager;
     }
-    if (args->nbytes >= tuning->cma_min_bytes && obc__bcast_cma.supports(ctx, args)) {
-        say(why, why_bytes, "%zu bytes >= single-copy limit %zu", args->nbytes,
-            tuning->cma_min_bytes);
+    int cpus = tuning->ncpus > 0 ? tuning->ncpus : 1;
+    if (args->nbytes >= tuning->cma_min_bytes && ctx->host.n <= cpus &&
+        obc__bcast_cma.supports(ctx, args)) {
+        say(why, why_bytes, "%zu bytes >= single-copy limit %zu, %d ranks on %d CPUs", args->nbytes,
+            tuning->cma_min_bytes, ctx->host.n, cpus);
         return &obc__bcast_cma;
     }
     say(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,

@@ -153,14 +153,14 @@ static void across_machines(void **state)
 }
 
 /* The defaults are params.def's (the values select.c and the algorithms
- * had written in them before); 0 stands for the default; CMA at 0 is never. */
+ * had written in them before); 0 stands for the default. */
 static void tuning_from_config(void **state)
 {
     struct obc__config cfg;
     struct obc__algo_tuning t = tuning_for(2);
     (void)state;
     assert_int_equal(t.eager_max_bytes, 32 * 1024);
-    assert_true(t.cma_min_bytes == SIZE_MAX);
+    assert_int_equal(t.cma_min_bytes, 4u << 20);
     assert_int_equal(t.stream_min_bytes, 16u << 20);
     assert_int_equal(t.recdbl_max_bytes, 64 * 1024);
     assert_int_equal(t.shm_below_bytes, 1u << 20);

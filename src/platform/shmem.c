@@ -124,7 +124,7 @@ int obc__memfd_create(size_t nbytes, void **addr)
     return fd;
 }
 
-int obc__peer_fd_map(pid_t pid, int fd, size_t nbytes, const void **addr)
+int obc__peer_fd_map(pid_t pid, int fd, size_t *nbytes, const void **addr)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
@@ -133,10 +133,16 @@ int obc__peer_fd_map(pid_t pid, int fd, size_t nbytes, const void **addr)
         return -errno;
     }
     struct stat st;
-    int rc = fstat(mine, &st) != 0 ? -errno : (size_t)st.st_size < nbytes ? -EINVAL : 0;
+    int rc = fstat(mine, &st) != 0 ? -errno : 0;
+    if (rc == 0 && *nbytes == 0) {
+        *nbytes = (size_t)st.st_size;
+    }
+    if (rc == 0 && ((size_t)st.st_size < *nbytes || *nbytes == 0)) {
+        rc = -EINVAL;
+    }
     /* MAP_POPULATE: one call fills the page tables that faults would fill
      * 16 pages at a time on the first copy. */
-    void *p = rc == 0 ? mmap(NULL, nbytes, PROT_READ, MAP_SHARED | MAP_POPULATE, mine, 0) : NULL;
+    void *p = rc == 0 ? mmap(NULL, *nbytes, PROT_READ, MAP_SHARED | MAP_POPULATE, mine, 0) : NULL;
     if (rc == 0 && p == MAP_FAILED) {
         rc = -errno;
     }

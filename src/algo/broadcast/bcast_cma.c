@@ -20,10 +20,19 @@
  *      nranks have, so nobody returns while a peer still touches its buffer.
  * Pieces: a 16th of the message, between PIECE_MIN and PIECE_MAX (which
  * also bounds the time between health checks).
+ *
+ * A root whose buffer lies in an obc_mem_alloc block names it in its post
+ * (fd, serial, offset); a reader then maps the block (kept for later
+ * calls, transport/shm/shm_map.c) and copies its pieces with memcpy, no
+ * system call. The root then pushes nothing: its process_vm_writev beside
+ * the reader's memcpy made 64 MiB 1.3x slower at 2 ranks (9.9 against 7.7
+ * ms), both copies competing for the same memory bandwidth.
  */
 #include <string.h>
 
 #include "algo/algo.h"
+#include "algo/copy_kernel.h"
+#include "core/mem.h"
 
 #define PIECE_MIN (256u << 10)
 #define PIECE_MAX (8u << 20)
@@ -35,8 +44,11 @@ struct cma_msg {
     uint64_t nbytes;
     uint64_t stamp;
     uint32_t base; /* a reader's piece counts at the start */
-    uint32_t pad;
+    int32_t fd; /* the root: the obc_mem_alloc block its buffer lies in, else -1 */
+    uint64_t serial; /* the block's */
+    uint64_t offset; /* of addr in the block */
 };
+_Static_assert(sizeof(struct cma_msg) <= OBC_MAILBOX_BYTES, "a post fits a mailbox");
 
 enum cma_phase { PHASE_POST, PHASE_COPY, PHASE_FILLED, PHASE_DONE, PHASE_WAIT };
 
@@ -53,6 +65,8 @@ struct cma_state {
     size_t piece_bytes;
     int peer; /* root: the reader whose pieces it claims now */
     struct cma_msg remote;
+    const unsigned char *mapped; /* reader: the root's buffer, mapped here; NULL: read by CMA */
+    bool root_shared; /* root: its buffer is a block, the readers copy it all themselves */
 };
 _Static_assert(sizeof(struct cma_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 
@@ -103,10 +117,16 @@ static obc_result_t copy_pieces(struct cma_state *s, int owner, uint32_t base)
         char *remote = (char *)(uintptr_t)s->remote.addr + off;
         obc_result_t res = obc__arena_health(s->ctx->arena);
         if (res == OBC_SUCCESS) {
-            res = s->is_root ? obc__arena_peer_write(s->ctx->arena, owner,
-                                                     (const char *)g->send + off, remote, k)
-                             : obc__arena_peer_read(s->ctx->arena, s->args->root,
-                                                    (char *)g->recv + off, remote, k);
+            if (s->is_root) {
+                res = obc__arena_peer_write(s->ctx->arena, owner, (const char *)g->send + off,
+                                            remote, k);
+            } else if (s->mapped == NULL) {
+                res = obc__arena_peer_read(s->ctx->arena, s->args->root, (char *)g->recv + off,
+                                           remote, k);
+            } else {
+                obc__copy((unsigned char *)g->recv + off, s->mapped + off, k,
+                          s->args->plan.streaming);
+            }
         }
         if (res != OBC_SUCCESS) {
             return res;
@@ -134,7 +154,7 @@ static obc_result_t root_copy(struct cma_state *s, struct obc__wait *w)
         if (!same_op(s)) {
             return bad_peer(s, s->peer);
         }
-        obc_result_t res = copy_pieces(s, s->peer, s->remote.base);
+        obc_result_t res = s->root_shared ? OBC_SUCCESS : copy_pieces(s, s->peer, s->remote.base);
         if (res != OBC_SUCCESS) {
             return res;
         }
@@ -152,6 +172,13 @@ static obc_result_t reader_copy(struct cma_state *s, struct obc__wait *w)
     if (!same_op(s)) {
         return bad_peer(s, root);
     }
+    if (s->remote.fd >= 0 && s->mapped == NULL) {
+        size_t mapped = 0;
+        const unsigned char *m =
+            obc__arena_peer_map(s->ctx->arena, root, s->remote.fd, s->remote.serial, &mapped);
+        bool inside = s->remote.offset <= mapped && s->remote.nbytes <= mapped - s->remote.offset;
+        s->mapped = m != NULL && inside ? m + s->remote.offset : NULL;
+    }
     return copy_pieces(s, s->ctx->rank, s->base);
 }
 
@@ -163,7 +190,20 @@ static obc_result_t cma_step(void *state, struct obc__wait *w)
     switch (s->phase) {
     case PHASE_POST: {
         struct cma_msg mine = {(uint64_t)(uintptr_t)(s->is_root ? g->send : g->recv),
-                               s->args->nbytes, s->stamp, s->base, 0};
+                               s->args->nbytes,
+                               s->stamp,
+                               s->base,
+                               -1,
+                               0,
+                               0};
+        struct obc__mem_where at;
+        if (s->is_root && s->ctx->mem != NULL &&
+            obc__mem_list_find(s->ctx->mem, g->send, s->args->nbytes, &at)) {
+            mine.fd = at.fd;
+            mine.serial = at.serial;
+            mine.offset = at.offset;
+            s->root_shared = true;
+        }
         obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
         if (s->is_root && g->recv != g->send) {
             memcpy(g->recv, g->send, s->args->nbytes);

@@ -55,14 +55,15 @@ static struct shm_peer_map *slot_for(struct obc__arena *a, int local, int fd, ui
 }
 
 const void *obc__arena_peer_map(struct obc__arena *a, int rank, int fd, uint64_t serial,
-                                size_t nbytes)
+                                size_t *nbytes)
 {
     int local = shm_local(a, rank);
     a->map_clock++;
     for (int i = 0; i < SHM_PEER_MAPS; i++) {
         struct shm_peer_map *m = &a->maps[i];
-        if (m->addr != NULL && m->local == local && m->serial == serial && m->nbytes >= nbytes) {
+        if (m->addr != NULL && m->local == local && m->serial == serial && m->nbytes >= *nbytes) {
             m->used = a->map_clock;
+            *nbytes = m->nbytes;
             return m->addr;
         }
     }
@@ -83,6 +84,6 @@ const void *obc__arena_peer_map(struct obc__arena *a, int rank, int fd, uint64_t
     if (m->addr != NULL) {
         unmap(m);
     }
-    *m = (struct shm_peer_map){local, fd, serial, addr, nbytes, a->map_clock};
+    *m = (struct shm_peer_map){local, fd, serial, addr, *nbytes, a->map_clock};
     return addr;
 }
