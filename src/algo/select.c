@@ -124,14 +124,17 @@ static size_t or_default(size_t value, size_t def)
  * VM at 2, 4 and 8 ranks, 8 B .. 256 MiB; docs/algorithms.md):
  *  - the eager ring and the arena are the same pipeline; the eager ring's
  *    64 small slots let a root run ahead of many small messages;
- *  - single-copy (CMA, claimed pieces) from 4 MiB while every rank of the
- *    host has a CPU: at 2 ranks the arena's two copies need both cores
- *    handing chunks to each other, and its time swings 2x between runs
- *    (64 MiB: 9.8 or 18-19 ms; medians of three rounds beside Open MPI:
- *    arena 714 us / 18.0 ms at 4 / 64 MiB, CMA 513 us / 12.4 ms, Open MPI
- *    689 us / 13.7 ms; bench/results/2026-12-01-bcast-cma). Where ranks
- *    outnumber CPUs the arena's one staged copy serves every reader, and
- *    CMA lost at every size (4 ranks, 64 MiB: 31.4 against 17.2 ms);
+ *  - single-copy (CMA, claimed pieces) from 4 MiB: the arena's chunk-by-
+ *    chunk hand-offs need producer and consumers running at once. At 2
+ *    ranks its time swung 2x between runs (64 MiB: 9.8 or 18-19 ms; three
+ *    rounds beside Open MPI: arena 714 us / 18.0 ms at 4 / 64 MiB, CMA
+ *    513 us / 12.4 ms, Open MPI 689 us / 13.7 ms, bench/results/2026-12-01-
+ *    bcast-cma); on crowded cores, in the GPT-like initialisation (148
+ *    tensors back to back, bench/model_init) the arena took 370-430 ms at
+ *    4 ranks and 770-900 at 8, CMA 180-230 and 370-410, Open MPI 270-290
+ *    and 400-440. obc-perf's barrier before every call hides the arena's
+ *    cost there (it has the arena 10-40% ahead of CMA from 8 MiB at 4 and
+ *    8 ranks), but programs do not barrier before each tensor;
  *  - streaming stores pay once the destination would not stay in the
  *    32 MiB L3 anyway: at 2 ranks, 4 MiB ran at 17.5 GB/s streamed and
  *    30.8 cached, 64 MiB at 13.2 streamed and 10.6 cached.
@@ -215,11 +218,9 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
         say(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes, tuning->eager_max_bytes);
         return &obc__bcast_eager;
     }
-    int cpus = tuning->ncpus > 0 ? tuning->ncpus : 1;
-    if (args->nbytes >= tuning->cma_min_bytes && ctx->host.n <= cpus &&
-        obc__bcast_cma.supports(ctx, args)) {
-        say(why, why_bytes, "%zu bytes >= single-copy limit %zu, %d ranks on %d CPUs", args->nbytes,
-            tuning->cma_min_bytes, ctx->host.n, cpus);
+    if (args->nbytes >= tuning->cma_min_bytes && obc__bcast_cma.supports(ctx, args)) {
+        say(why, why_bytes, "%zu bytes >= single-copy limit %zu", args->nbytes,
+            tuning->cma_min_bytes);
         return &obc__bcast_cma;
     }
     say(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bcast_mapped.c - broadcasts from obc_mem_alloc blocks, which every reader
- * copies straight out of the root's memory (src/algo/broadcast/bcast_mapped.c):
+ * copies straight out of the root's memory (the arena's one-copy mode,
+ * src/algo/broadcast/bcast_mapped.c, below OBC_CMA_MIN_BYTES and when
+ * forced; the single-copy broadcast's mapped reads, bcast_cma.c, above):
  *  - sizes on both sides of OBC_MAPPED_MIN_BYTES, every root, out of place
  *    (into a block and into ordinary memory) and in place; guard bytes
  *    around the ordinary destination stay untouched;
@@ -18,6 +20,7 @@
  */
 /* obct: nranks=2,4 */
 /* obct: name=nocma env=OBC_CMA=0 nranks=3 */
+/* obct: name=arena env=OBC_ALGO=broadcast=arena nranks=3 */
 /* obct: name=odd env=OBC_MAPPED_MIN_BYTES=4097 nranks=3 san */
 #include <stdbool.h>
 #include <stdio.h>
