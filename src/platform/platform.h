@@ -57,11 +57,11 @@ void obc__shm_detach(void *addr, size_t nbytes);
  * mapped read-write, MAP_SHARED. Returns the fd (kept open, close-on-exec,
  * so a same-user peer may map it through /proc/<pid>/fd) or -errno. */
 int obc__memfd_create(size_t nbytes, void **addr);
-/* Map, read-only and with its page tables filled, the first *nbytes (0:
- * all, and *nbytes says how many) of the file that process pid holds open
- * as fd (a peer's obc__memfd_create block, through /proc/<pid>/fd). 0, or
- * -errno (EINVAL: the file is shorter, or empty). */
-int obc__peer_fd_map(pid_t pid, int fd, size_t *nbytes, const void **addr);
+/* Map, shared, read-only or writable, with its page tables filled, the
+ * first *nbytes (0: all, and *nbytes says how many) of the file that process
+ * pid holds open as fd (a peer's obc__memfd_create block, through
+ * /proc/<pid>/fd). 0, or -errno (EINVAL: the file is shorter, or empty). */
+int obc__peer_fd_map(pid_t pid, int fd, bool writable, size_t *nbytes, void **addr);
 /* The system's page size. */
 size_t obc__page_bytes(void);
 

@@ -124,11 +124,11 @@ int obc__memfd_create(size_t nbytes, void **addr)
     return fd;
 }
 
-int obc__peer_fd_map(pid_t pid, int fd, size_t *nbytes, const void **addr)
+int obc__peer_fd_map(pid_t pid, int fd, bool writable, size_t *nbytes, void **addr)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
-    int mine = open(path, O_RDONLY | O_CLOEXEC);
+    int mine = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     if (mine < 0) {
         return -errno;
     }
@@ -142,7 +142,8 @@ int obc__peer_fd_map(pid_t pid, int fd, size_t *nbytes, const void **addr)
     }
     /* MAP_POPULATE: one call fills the page tables that faults would fill
      * 16 pages at a time on the first copy. */
-    void *p = rc == 0 ? mmap(NULL, *nbytes, PROT_READ, MAP_SHARED | MAP_POPULATE, mine, 0) : NULL;
+    int prot = writable ? PROT_READ | PROT_WRITE : PROT_READ;
+    void *p = rc == 0 ? mmap(NULL, *nbytes, prot, MAP_SHARED | MAP_POPULATE, mine, 0) : NULL;
     if (rc == 0 && p == MAP_FAILED) {
         rc = -errno;
     }

@@ -168,12 +168,13 @@ obc_result_t obc__arena_peer_write(struct obc__arena *a, int peer, const void *s
                                    size_t nbytes);
 
 /* A local peer's obc_mem_alloc block (its fd and serial, core/mem.h),
- * mapped read-only here: the whole block, of *nbytes (0: whatever its size;
- * *nbytes says what is mapped), kept for later calls
+ * mapped here, read-only or writable: the whole block, of *nbytes (0:
+ * whatever its size; *nbytes says what is mapped), kept for later calls
  * (transport/shm/shm_map.c). NULL when the peer's fds cannot be opened
- * (logged once at INFO); then the caller reads with obc__arena_peer_read. */
-const void *obc__arena_peer_map(struct obc__arena *a, int peer, int fd, uint64_t serial,
-                                size_t *nbytes);
+ * (logged once at INFO); then the caller copies with obc__arena_peer_read
+ * or _write. */
+void *obc__arena_peer_map(struct obc__arena *a, int peer, int fd, uint64_t serial, bool writable,
+                          size_t *nbytes);
 
 /* How long a wait on this host's words may spin and yield (the caller's
  * wait loop, engine/wait.c, sleeps after; shared futexes). */

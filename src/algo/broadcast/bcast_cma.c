@@ -21,12 +21,14 @@
  * Pieces: a 16th of the message, between PIECE_MIN and PIECE_MAX (which
  * also bounds the time between health checks).
  *
- * A root whose buffer lies in an obc_mem_alloc block names it in its post
- * (fd, serial, offset); a reader then maps the block (kept for later
- * calls, transport/shm/shm_map.c) and copies its pieces with memcpy, no
- * system call. The root then pushes nothing: its process_vm_writev beside
- * the reader's memcpy made 64 MiB 1.3x slower at 2 ranks (9.9 against 7.7
- * ms), both copies competing for the same memory bandwidth.
+ * A rank whose buffer lies in an obc_mem_alloc block names it in its post
+ * (fd, serial, offset), and the other side maps it (kept for later calls,
+ * transport/shm/shm_map.c) and copies with memcpy, no system call: a
+ * reader from the root's block, the root into a reader's block. A root
+ * whose own buffer is a block pushes nothing into a reader whose buffer is
+ * not: its process_vm_writev beside the reader's memcpy made 64 MiB 1.3x
+ * slower at 2 ranks (9.9 against 7.7 ms), the two competing for memory
+ * bandwidth.
  */
 #include <string.h>
 
@@ -44,7 +46,7 @@ struct cma_msg {
     uint64_t nbytes;
     uint64_t stamp;
     uint32_t base; /* a reader's piece counts at the start */
-    int32_t fd; /* the root: the obc_mem_alloc block its buffer lies in, else -1 */
+    int32_t fd; /* the obc_mem_alloc block the poster's buffer lies in, else -1 */
     uint64_t serial; /* the block's */
     uint64_t offset; /* of addr in the block */
 };
@@ -66,7 +68,8 @@ struct cma_state {
     int peer; /* root: the reader whose pieces it claims now */
     struct cma_msg remote;
     const unsigned char *mapped; /* reader: the root's buffer, mapped here; NULL: read by CMA */
-    bool root_shared; /* root: its buffer is a block, the readers copy it all themselves */
+    bool root_shared; /* root: its buffer is a block */
+    unsigned char *push_to; /* root: the current reader's buffer, mapped here; NULL: CMA */
 };
 _Static_assert(sizeof(struct cma_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 
@@ -117,7 +120,10 @@ static obc_result_t copy_pieces(struct cma_state *s, int owner, uint32_t base)
         char *remote = (char *)(uintptr_t)s->remote.addr + off;
         obc_result_t res = obc__arena_health(s->ctx->arena);
         if (res == OBC_SUCCESS) {
-            if (s->is_root) {
+            if (s->is_root && s->push_to != NULL) {
+                obc__copy(s->push_to + off, (const unsigned char *)g->send + off, k,
+                          s->args->plan.streaming);
+            } else if (s->is_root) {
                 res = obc__arena_peer_write(s->ctx->arena, owner, (const char *)g->send + off,
                                             remote, k);
             } else if (s->mapped == NULL) {
@@ -141,6 +147,17 @@ static bool same_op(const struct cma_state *s)
     return s->remote.stamp == s->stamp && s->remote.nbytes == s->args->nbytes;
 }
 
+/* The peer's buffer that s->remote names, in this process's view of its
+ * block; NULL when it cannot be mapped (then CMA copies it). */
+static unsigned char *map_peer(struct cma_state *s, int peer, bool writable)
+{
+    size_t mapped = 0;
+    unsigned char *m =
+        obc__arena_peer_map(s->ctx->arena, peer, s->remote.fd, s->remote.serial, writable, &mapped);
+    bool inside = s->remote.offset <= mapped && s->remote.nbytes <= mapped - s->remote.offset;
+    return m != NULL && inside ? m + s->remote.offset : NULL;
+}
+
 static obc_result_t root_copy(struct cma_state *s, struct obc__wait *w)
 {
     for (; s->peer < s->ctx->nranks; s->peer++) {
@@ -154,7 +171,9 @@ static obc_result_t root_copy(struct cma_state *s, struct obc__wait *w)
         if (!same_op(s)) {
             return bad_peer(s, s->peer);
         }
-        obc_result_t res = s->root_shared ? OBC_SUCCESS : copy_pieces(s, s->peer, s->remote.base);
+        s->push_to = s->remote.fd >= 0 ? map_peer(s, s->peer, true) : NULL;
+        bool push = s->push_to != NULL || !s->root_shared;
+        obc_result_t res = push ? copy_pieces(s, s->peer, s->remote.base) : OBC_SUCCESS;
         if (res != OBC_SUCCESS) {
             return res;
         }
@@ -173,11 +192,7 @@ static obc_result_t reader_copy(struct cma_state *s, struct obc__wait *w)
         return bad_peer(s, root);
     }
     if (s->remote.fd >= 0 && s->mapped == NULL) {
-        size_t mapped = 0;
-        const unsigned char *m =
-            obc__arena_peer_map(s->ctx->arena, root, s->remote.fd, s->remote.serial, &mapped);
-        bool inside = s->remote.offset <= mapped && s->remote.nbytes <= mapped - s->remote.offset;
-        s->mapped = m != NULL && inside ? m + s->remote.offset : NULL;
+        s->mapped = map_peer(s, root, false);
     }
     return copy_pieces(s, s->ctx->rank, s->base);
 }
@@ -197,16 +212,16 @@ static obc_result_t cma_step(void *state, struct obc__wait *w)
                                0,
                                0};
         struct obc__mem_where at;
-        if (s->is_root && s->ctx->mem != NULL &&
-            obc__mem_list_find(s->ctx->mem, g->send, s->args->nbytes, &at)) {
+        if (s->ctx->mem != NULL &&
+            obc__mem_list_find(s->ctx->mem, (void *)(uintptr_t)mine.addr, s->args->nbytes, &at)) {
             mine.fd = at.fd;
             mine.serial = at.serial;
             mine.offset = at.offset;
-            s->root_shared = true;
+            s->root_shared = s->is_root;
         }
         obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
         if (s->is_root && g->recv != g->send) {
-            memcpy(g->recv, g->send, s->args->nbytes);
+            obc__copy(g->recv, g->send, s->args->nbytes, s->args->plan.streaming);
         }
         s->phase = PHASE_COPY;
     }

@@ -154,7 +154,7 @@ obc_result_t obc__mapped_copy(const struct obc__algo_ctx *ctx, const struct obc_
         }
         size_t mapped = b->nbytes;
         const unsigned char *map =
-            obc__arena_peer_map(ctx->arena, args->root, b->fd, b->serial, &mapped);
+            obc__arena_peer_map(ctx->arena, args->root, b->fd, b->serial, false, &mapped);
         obc_result_t res = copy_seg(ctx, args, seg, map != NULL ? map + seg->offset : NULL,
                                     args->segs[i].recv, streaming);
         if (res != OBC_SUCCESS) {

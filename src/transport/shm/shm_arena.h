@@ -105,7 +105,8 @@ struct shm_peer_map {
     int local;
     int fd; /* the owner's */
     uint64_t serial; /* the block's, in its owner's numbering */
-    const void *addr; /* NULL: an unused entry */
+    void *addr; /* NULL: an unused entry */
+    bool writable;
     size_t nbytes;
     uint64_t used; /* the arena's map clock at the last use: least recent goes first */
 };

@@ -21,7 +21,7 @@
 
 static void unmap(struct shm_peer_map *m)
 {
-    obc__shm_detach((void *)m->addr, m->nbytes);
+    obc__shm_detach(m->addr, m->nbytes);
     memset(m, 0, sizeof(*m));
 }
 
@@ -36,14 +36,17 @@ void obc__shm_peer_maps_fini(struct obc__arena *a)
 
 /* Where a new mapping goes: over a block the owner has certainly freed
  * (its fd number now names another), or over a smaller view of the same
- * block; else into a free entry; else over the least recently used. */
-static struct shm_peer_map *slot_for(struct obc__arena *a, int local, int fd, uint64_t serial)
+ * block with the same access; else into a free entry; else over the least
+ * recently used. */
+static struct shm_peer_map *slot_for(struct obc__arena *a, int local, int fd, uint64_t serial,
+                                     bool writable)
 {
     struct shm_peer_map *victim = &a->maps[0];
     for (int i = 0; i < SHM_PEER_MAPS; i++) {
         struct shm_peer_map *m = &a->maps[i];
-        bool replaced =
-            m->addr != NULL && m->local == local && (m->fd == fd || m->serial == serial);
+        bool replaced = m->addr != NULL && m->local == local &&
+            ((m->fd == fd && m->serial != serial) ||
+             (m->serial == serial && m->writable == writable));
         if (replaced) {
             return m;
         }
@@ -54,14 +57,15 @@ static struct shm_peer_map *slot_for(struct obc__arena *a, int local, int fd, ui
     return victim;
 }
 
-const void *obc__arena_peer_map(struct obc__arena *a, int rank, int fd, uint64_t serial,
-                                size_t *nbytes)
+void *obc__arena_peer_map(struct obc__arena *a, int rank, int fd, uint64_t serial, bool writable,
+                          size_t *nbytes)
 {
     int local = shm_local(a, rank);
     a->map_clock++;
     for (int i = 0; i < SHM_PEER_MAPS; i++) {
         struct shm_peer_map *m = &a->maps[i];
-        if (m->addr != NULL && m->local == local && m->serial == serial && m->nbytes >= *nbytes) {
+        if (m->addr != NULL && m->local == local && m->serial == serial &&
+            m->writable == writable && m->nbytes >= *nbytes) {
             m->used = a->map_clock;
             *nbytes = m->nbytes;
             return m->addr;
@@ -70,8 +74,8 @@ const void *obc__arena_peer_map(struct obc__arena *a, int rank, int fd, uint64_t
     if (a->map_refused) {
         return NULL;
     }
-    const void *addr = NULL;
-    int rc = obc__peer_fd_map(a->peers[local].pid, fd, nbytes, &addr);
+    void *addr = NULL;
+    int rc = obc__peer_fd_map(a->peers[local].pid, fd, writable, nbytes, &addr);
     if (rc != 0) {
         a->map_refused = true;
         OBC_INFO(OBC_LOG_SHM,
@@ -80,10 +84,10 @@ const void *obc__arena_peer_map(struct obc__arena *a, int rank, int fd, uint64_t
                  rank, (int)a->peers[local].pid, fd, strerror(-rc));
         return NULL;
     }
-    struct shm_peer_map *m = slot_for(a, local, fd, serial);
+    struct shm_peer_map *m = slot_for(a, local, fd, serial, writable);
     if (m->addr != NULL) {
         unmap(m);
     }
-    *m = (struct shm_peer_map){local, fd, serial, addr, *nbytes, a->map_clock};
+    *m = (struct shm_peer_map){local, fd, serial, addr, writable, *nbytes, a->map_clock};
     return addr;
 }
