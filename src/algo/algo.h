@@ -122,6 +122,8 @@ struct obc__algo_ctx {
     const int *host_index; /* [nranks]: every rank's index in its host's team */
     struct obc__team world, host, leaders;
     bool arena_has_all; /* every rank shares this host's arena */
+    bool cma; /* single-copy access between this host's ranks is permitted (the arena's
+               * probe at creation) */
     struct obc__mem_list *mem; /* the communicator's obc_mem_alloc blocks */
     struct obc__err *err;
     struct obc__algo_persist *persist;

@@ -224,7 +224,7 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
         return &obc__bcast_cma;
     }
     say(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,
-        obc__arena_has_cma(ctx->arena) ? "" : " (single-copy reads not permitted)");
+        ctx->cma ? "" : " (single-copy reads not permitted)");
     return &obc__bcast_arena;
 }
 
@@ -475,8 +475,7 @@ static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tu
     memset(plan, 0, sizeof(*plan));
     plan->algo = a;
     plan->streaming = args->nbytes >= tuning->stream_min_bytes;
-    plan->mapped = args->nbytes >= tuning->mapped_min_bytes && ctx->arena != NULL &&
-        obc__arena_has_cma(ctx->arena);
+    plan->mapped = args->nbytes >= tuning->mapped_min_bytes && ctx->cma;
     /* hier allreduce: chosen once from the whole size, the same on every leader */
     plan->recdbl = args->nbytes <= tuning->recdbl_max_bytes;
     plan->whole_max_bytes = tuning->win_whole_max_bytes;

@@ -44,6 +44,7 @@ static void parse_forced(void **state)
 #define SLOT_BYTES (256u << 10) /* the p2p slot of the default OBC_CHUNK_BYTES */
 
 static struct obc__plan last_plan; /* of the latest pick */
+static bool cma_permitted; /* the host's probe, as the next picks see it */
 
 /* nhosts hosts as algorithms see them; machines > 1: each has its own arena. */
 static const struct obc__algo *pick_on(obc_coll_t coll, int nranks, int nhosts, int machines,
@@ -59,6 +60,7 @@ static const struct obc__algo *pick_on(obc_coll_t coll, int nranks, int nhosts, 
     ctx.nhosts = nhosts;
     ctx.arena = (struct obc__arena *)&ctx; /* non-NULL: the windows exist */
     ctx.arena_has_all = machines == 1;
+    ctx.cma = cma_permitted && machines == 1;
     ctx.world.n = nranks;
     ctx.host.n = nranks / nhosts;
     ctx.leaders.n = nhosts;
@@ -127,6 +129,27 @@ static void thresholds(void **state)
     t.forced[OBC_COLL_BROADCAST] = &obc__bcast_arena;
     assert_ptr_equal(pick(4, 8, 1, &t), &obc__bcast_arena);
     assert_ptr_equal(pick(1, 8, 1, &t), &obc__bcast_self);
+}
+
+/* Single copy from OBC_CMA_MIN_BYTES (4 MiB), one segment, where the probe
+ * passed; the arena below it, for fused groups and without permission. The
+ * arena plans its one-copy mode from OBC_MAPPED_MIN_BYTES where permitted. */
+static void single_copy(void **state)
+{
+    struct obc__algo_tuning t = tuning_for(2);
+    (void)state;
+    cma_permitted = true;
+    assert_ptr_equal(pick(2, (4u << 20) - 1, 1, &t), &obc__bcast_arena);
+    assert_true(last_plan.mapped);
+    assert_ptr_equal(pick(4, 4u << 20, 1, &t), &obc__bcast_cma);
+    assert_ptr_equal(pick(8, 64u << 20, 1, &t), &obc__bcast_cma); /* crowded too */
+    assert_ptr_equal(pick(4, 64u << 20, 2, &t), &obc__bcast_arena);
+    pick(4, (1u << 20) - 1, 1, &t);
+    assert_false(last_plan.mapped);
+    cma_permitted = false;
+    assert_ptr_equal(pick(4, 64u << 20, 1, &t), &obc__bcast_arena);
+    assert_false(last_plan.mapped);
+    assert_ptr_equal(pick_on(OBC_COLL_BROADCAST, 8, 2, 2, 64u << 20, 1, &t), &obc__bcast_hier);
 }
 
 /* Ranks on 4 machines: nothing that needs every rank in one arena runs. */
@@ -302,7 +325,7 @@ int main(void)
         cmocka_unit_test(reductions),         cmocka_unit_test(across_machines),
         cmocka_unit_test(tuning_from_config), cmocka_unit_test(shm_below_is_tunable),
         cmocka_unit_test(relay_plans),        cmocka_unit_test(plan_flags),
-        cmocka_unit_test(stamps_differ),
+        cmocka_unit_test(stamps_differ),      cmocka_unit_test(single_copy),
     };
     obc__err_init(&err);
     return cmocka_run_group_tests(tests, NULL, NULL);

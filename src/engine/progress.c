@@ -633,6 +633,7 @@ obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__
     e->ctx.err = p->err;
     e->ctx.persist = &e->persist;
     e->ctx.arena_has_all = p->arena_has_all;
+    e->ctx.cma = p->arena != NULL && obc__arena_has_cma(p->arena);
     e->ctx.mem = p->mem;
     e->ctx.p2p_slot_bytes = p->p2p != NULL ? obc__p2p_slot_bytes(p->p2p, p->rank) : 0;
     e->tuning = p->tuning;

@@ -75,8 +75,7 @@ _Static_assert(sizeof(struct cma_state) <= OBC_ALGO_STATE_BYTES, "state must fit
 
 static bool cma_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    return args->nsegs == 1 && ctx->nranks > 1 && ctx->arena_has_all &&
-        obc__arena_has_cma(ctx->arena);
+    return args->nsegs == 1 && ctx->nranks > 1 && ctx->arena_has_all && ctx->cma;
 }
 
 static void cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)

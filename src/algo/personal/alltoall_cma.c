@@ -58,7 +58,7 @@ static bool a2a_cma_supports(const struct obc__algo_ctx *ctx, const struct obc__
     }
     const struct obc__seg *g = &args->segs[0];
     bool in_place = g->send == g->recv && g->send != NULL;
-    return !in_place && ctx->nranks > 1 && ctx->arena_has_all && obc__arena_has_cma(ctx->arena);
+    return !in_place && ctx->nranks > 1 && ctx->arena_has_all && ctx->cma;
 }
 
 static void a2a_cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
