@@ -63,6 +63,27 @@ static inline uint64_t gpt_wrong(const unsigned char *p, size_t nbytes, int t, i
     return wrong;
 }
 
+/* Every tensor of the model, for repetition rep: rank 0's values, or
+ * (poison) their complement on the other ranks. */
+static inline void gpt_fill_model(unsigned char *const t[GPT_TENSORS],
+                                  const size_t counts[GPT_TENSORS], int rep, int poison)
+{
+    for (int i = 0; i < GPT_TENSORS; i++) {
+        gpt_fill(t[i], counts[i] * 4, i, rep, poison);
+    }
+}
+
+/* Bytes of the whole model that differ from rank 0's. */
+static inline uint64_t gpt_wrong_model(unsigned char *const t[GPT_TENSORS],
+                                       const size_t counts[GPT_TENSORS], int rep)
+{
+    uint64_t wrong = 0;
+    for (int i = 0; i < GPT_TENSORS; i++) {
+        wrong += gpt_wrong(t[i], counts[i] * 4, i, rep);
+    }
+    return wrong;
+}
+
 /* Median of n values (sorts them). */
 static inline double gpt_median(double *v, int n)
 {

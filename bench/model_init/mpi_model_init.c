@@ -42,9 +42,7 @@ int main(int argc, char **argv)
     double *times = calloc((size_t)reps, sizeof(double));
     uint64_t wrong = 0;
     for (int rep = -1; rep < reps; rep++) { /* rep -1: warm-up */
-        for (int i = 0; i < GPT_TENSORS; i++) {
-            gpt_fill(t[i], counts[i] * 4, i, rep + 1, rank != 0);
-        }
+        gpt_fill_model(t, counts, rep + 1, rank != 0);
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (int i = 0; i < GPT_TENSORS; i++) {
@@ -52,9 +50,7 @@ int main(int argc, char **argv)
         }
         double mine = MPI_Wtime() - t0, slowest = 0;
         MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        for (int i = 0; i < GPT_TENSORS; i++) {
-            wrong += gpt_wrong(t[i], counts[i] * 4, i, rep + 1);
-        }
+        wrong += gpt_wrong_model(t, counts, rep + 1);
         if (rep >= 0) {
             times[rep] = slowest;
         }

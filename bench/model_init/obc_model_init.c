@@ -72,9 +72,7 @@ int main(int argc, char **argv)
     double *times = calloc((size_t)reps, sizeof(double));
     uint64_t wrong = 0;
     for (int rep = -1; rep < reps; rep++) { /* rep -1: warm-up */
-        for (int i = 0; i < GPT_TENSORS; i++) {
-            gpt_fill(t[i], counts[i] * 4, i, rep + 1, rank != 0);
-        }
+        gpt_fill_model(t, counts, rep + 1, rank != 0);
         ok(obc_barrier(comm), comm, "obc_barrier");
         double t0 = now();
         if (grouped) {
@@ -88,9 +86,7 @@ int main(int argc, char **argv)
         }
         double mine = now() - t0, slowest = 0;
         ok(obc_allreduce(&mine, &slowest, 1, OBC_FLOAT64, OBC_MAX, comm), comm, "obc_allreduce");
-        for (int i = 0; i < GPT_TENSORS; i++) {
-            wrong += gpt_wrong(t[i], counts[i] * 4, i, rep + 1);
-        }
+        wrong += gpt_wrong_model(t, counts, rep + 1);
         if (rep >= 0) {
             times[rep] = slowest;
         }
