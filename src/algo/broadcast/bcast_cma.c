@@ -203,13 +203,11 @@ static obc_result_t cma_step(void *state, struct obc__wait *w)
     obc_result_t res;
     switch (s->phase) {
     case PHASE_POST: {
-        struct cma_msg mine = {(uint64_t)(uintptr_t)(s->is_root ? g->send : g->recv),
-                               s->args->nbytes,
-                               s->stamp,
-                               s->base,
-                               -1,
-                               0,
-                               0};
+        struct cma_msg mine = {.addr = (uint64_t)(uintptr_t)(s->is_root ? g->send : g->recv),
+                               .nbytes = s->args->nbytes,
+                               .stamp = s->stamp,
+                               .base = s->base,
+                               .fd = -1};
         struct obc__mem_where at;
         if (s->ctx->mem != NULL &&
             obc__mem_list_find(s->ctx->mem, (void *)(uintptr_t)mine.addr, s->args->nbytes, &at)) {
