@@ -13,6 +13,8 @@ Every function takes comm= (a Communicator) and otherwise uses the one
 obc.init() made. Errors raise obc.ObcError subclasses carrying obc's message.
 """
 import atexit
+import datetime
+import os
 
 from . import _native
 from .comm import Communicator, ReduceOp, Work, get_unique_id, group
@@ -48,8 +50,48 @@ def init(timeout=None):
     global _default
     if _default is not None:
         raise RuntimeError("obc.init: already initialised (call obc.destroy() first)")
-    _default = Communicator(timeout=timeout)
+    store = _torchrun_store(timeout)
+    if store is None:
+        _default = Communicator(timeout=timeout)
+    else:
+        global _store_joins
+        _store_joins += 1
+        key = f"obc/init/{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}/{_store_joins}"
+        _default = Communicator.from_store(store, int(os.environ["RANK"]),
+                                           int(os.environ["WORLD_SIZE"]), key, timeout=timeout)
     return _default
+
+
+_store_joins = 0  # obc.init calls through a torch store: each one's key differs
+
+
+def _torchrun_store(timeout):
+    """Under torchrun (and nothing of obc's overriding it), a torch store
+    every rank reaches, through which rank 0 hands out a unique id whose
+    port the kernel picked; else None, and the C library finds the
+    rendezvous itself (MASTER_PORT + 1 under torchrun, docs/launchers.md),
+    a port that torchrun did not reserve and any connection may hold.
+    The store: the default process group's, once torch.distributed is
+    initialised; torchrun's agent store where it runs one
+    (TORCHELASTIC_USE_AGENT_STORE=True); else (--standalone, rdzv c10d)
+    nothing listens on MASTER_PORT before torch's own init_process_group,
+    so rank 0 serves a store there for the join (gone with it after)."""
+    env = os.environ
+    if "TORCHELASTIC_RUN_ID" not in env or {"OBC_BOOTSTRAP", "OBC_RANK", "OBC_NRANKS"} & set(env):
+        return None
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return None
+    if dist.is_available() and dist.is_initialized():
+        return dist.distributed_c10d._get_default_store()
+    seconds = timeout if timeout is not None else float(env.get("OBC_TIMEOUT") or 300.0)
+    wait = datetime.timedelta(seconds=seconds if seconds > 0 else 10**7)
+    host, port = env["MASTER_ADDR"], int(env["MASTER_PORT"])
+    if env.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+        return dist.TCPStore(host, port, is_master=False, timeout=wait)
+    return dist.TCPStore(host, port, int(env["WORLD_SIZE"]), is_master=env["RANK"] == "0",
+                         timeout=wait, wait_for_workers=False)
 
 
 def destroy():

@@ -116,6 +116,27 @@ class Communicator:
         if timeout is not None:
             self.set_timeout(timeout)
 
+    @classmethod
+    def from_store(cls, store, rank, size, key, timeout=None):
+        """Join through a key-value store every rank reaches (torch's
+        TCPStore, FileStore, a process group's store): rank 0 puts a fresh
+        unique id under key, the others wait for it. The key is deleted once
+        every rank has joined, so a later join on the same store and key
+        cannot find a finished rendezvous's id."""
+        if rank == 0:
+            store.set(key, get_unique_id())
+        uid = store.get(key)
+        comm = cls(rank=rank, size=size, unique_id=bytes(uid), timeout=timeout)
+        # Every rank has read the key once the communicator exists (joining
+        # needs all of them); the barrier keeps them here until it is gone.
+        if rank == 0:
+            try:
+                store.delete_key(key)
+            except (RuntimeError, AttributeError):  # a store that cannot delete keys
+                pass
+        comm.barrier()
+        return comm
+
     # -- life cycle --------------------------------------------------------
     def _h(self):
         if self._handle is None:

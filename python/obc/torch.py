@@ -45,7 +45,7 @@ import torch.distributed as dist
 from torch._C import _distributed_c10d as _c10d
 
 from . import _native as N
-from .comm import Communicator, get_unique_id
+from .comm import Communicator
 
 NAME = "obc"
 _C10D = "torch.distributed.distributed_c10d"
@@ -186,26 +186,16 @@ class ObcProcessGroup(_Base):
     def __init__(self, store, rank, size, timeout):
         _base_init(self, rank, size)
         self._rank, self._size = rank, size
-        if rank == 0:
-            store.set(_STORE_KEY, get_unique_id())
-        uid = store.get(_STORE_KEY)
         seconds = None
         # torch's default (30 min) is not a choice the user made: keep obc's
         # own (OBC_TIMEOUT) then; an explicit timeout= wins.
         if timeout is not None and timeout != _default_pg_timeout():
             seconds = timeout.total_seconds()
-        self._comm = Communicator(rank=rank, size=size, unique_id=bytes(uid), timeout=seconds)
         # The key must not outlive this group: torch reuses store prefixes
         # (group names restart at 0 after destroy_process_group), and a stale
         # id would send the ranks of a later group on a long-lived store to
-        # this one's finished rendezvous. Everyone has read it once the
-        # communicator exists; the barrier keeps them here until it is gone.
-        if rank == 0:
-            try:
-                store.delete_key(_STORE_KEY)
-            except (RuntimeError, AttributeError):  # a store that cannot delete keys
-                pass
-        self._comm.barrier()
+        # this one's finished rendezvous; from_store deletes it.
+        self._comm = Communicator.from_store(store, rank, size, _STORE_KEY, timeout=seconds)
         self._handle = self._comm._handle
         self._lock = threading.Lock()
         self._cv = threading.Condition()

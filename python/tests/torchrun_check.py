@@ -7,6 +7,7 @@ then runs the torch backend's tests (test_torch_backend.py) in the same
 processes: dist.init_process_group("obc") under torchrun, without paying
 for a second torchrun start."""
 import os
+import socket
 import sys
 
 import numpy as np
@@ -14,6 +15,15 @@ import torch
 
 import obc
 
+# obc.init() joins through torchrun's own store: the C library's fallback
+# port, MASTER_PORT + 1, may belong to another process by then. Holding it
+# here makes a join that still used it fail.
+held = socket.socket()
+try:
+    held.bind((os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]) + 1))
+    held.listen()
+except OSError:  # someone else holds it already: the same test
+    pass
 comm = obc.init()
 rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 assert (comm.rank, comm.size) == (rank, size), (comm.rank, comm.size, rank, size)
