@@ -156,14 +156,16 @@ static bool same_call(const struct obc__board_call *a, const struct obc__board_c
 }
 
 /* Every rank must learn of a mismatch, also those no wait would wake; the
- * other hosts after our note (they name the calls from it). */
-static void tell_mismatch(struct obc__check *c, const struct obc__coll_args *args)
+ * other hosts after our note (they name the calls from it). The verdict
+ * names this rank and `other`, whose call or bytes differ from its own. */
+static void tell_mismatch(struct obc__check *c, const struct obc__coll_args *args, int other)
 {
     if (c->remote != NULL) {
         post_note(c, args);
     }
-    obc__arena_abort(c->boards.arena, OBC_ERR_MISMATCH, c->boards.rank);
-    obc__p2p_tell_failure(c->p2p, OBC_ERR_MISMATCH, c->boards.rank);
+    uint64_t verdict = obc__verdict_pair(OBC_ERR_MISMATCH, c->boards.rank, other);
+    obc__arena_abort_verdict(c->boards.arena, verdict);
+    obc__p2p_tell_verdict(c->p2p, verdict);
 }
 
 static obc_result_t mismatch_error(struct obc__check *c, const struct obc__coll_args *args,
@@ -177,7 +179,7 @@ static obc_result_t mismatch_error(struct obc__check *c, const struct obc__coll_
     c->odd_rank = rank;
     c->odd = *theirs;
     obc__board_post_odd(&c->boards, rank, theirs);
-    tell_mismatch(c, args);
+    tell_mismatch(c, args, rank);
     return obc__err_set(err, OBC_ERR_MISMATCH,
                         "%s #%llu: rank %d called %s while rank %d called %s",
                         obc__coll_name(mine->coll), (unsigned long long)(mine->pos - 1), rank, got,
@@ -353,7 +355,7 @@ obc_result_t obc__check_after_wait(struct obc__check *c, const struct obc__coll_
     for (int r = 0; r < c->boards.nranks; r++) {
         /* A rank past this operation posted a newer hash; it compared this one itself. */
         if (hash_of(c, r, args->seq, &got) && got != want) {
-            tell_mismatch(c, args);
+            tell_mismatch(c, args, r);
             return obc__err_set(err, OBC_ERR_MISMATCH,
                                 "broadcast #%llu: rank %d holds bytes that differ from root "
                                 "rank %d's after the broadcast (OBC_CHECK=2 payload hash)",

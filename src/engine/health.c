@@ -42,18 +42,19 @@ obc_result_t obc__health_verdict(const struct obc__algo_ctx *ctx, obc_result_t w
     if (waited != OBC_SUCCESS && waited != OBC_ERR_TIMEOUT) {
         /* This host's verdict (a rank died, or one aborted) comes first,
          * and goes to the other hosts too. */
-        obc__p2p_tell_failure(ctx->p2p, waited, obc__arena_culprit(ctx->arena));
+        uint64_t verdict = obc__arena_verdict(ctx->arena);
+        obc__p2p_tell_verdict(ctx->p2p, verdict != 0 ? obc__verdict_recode(verdict, waited) : 0);
         return waited;
     }
-    int blame = -1;
-    obc_result_t links = obc__p2p_health(ctx->p2p, &blame);
+    uint64_t verdict = 0;
+    obc_result_t links = obc__p2p_health(ctx->p2p, &verdict);
     if (links != OBC_SUCCESS) {
         /* A connection failed, whatever this wait was for. The ranks of
          * this host may be waiting on this one: they name the same rank,
          * unless it is a timeout's, which names only whom a rank waited
          * for (they time out on their own, naming what they see). */
         if (links != OBC_ERR_TIMEOUT) {
-            obc__arena_abort(ctx->arena, links, blame);
+            obc__arena_abort_verdict(ctx->arena, verdict);
         }
         return links;
     }

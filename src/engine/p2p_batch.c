@@ -203,9 +203,9 @@ static obc_result_t mismatch(struct obc__algo_ctx *ctx, const struct obc__op *op
                                     ctx->rank, a->root, (unsigned long long)item_of(op)->pseq,
                                     a->count, obc__dtype_name(a->dtype), what);
     if (ctx->arena != NULL) {
-        obc__arena_abort(ctx->arena, OBC_ERR_MISMATCH, ctx->rank);
+        obc__arena_abort_mismatch(ctx->arena, ctx->rank, a->root);
     }
-    obc__p2p_tell_failure(ctx->p2p, OBC_ERR_MISMATCH, ctx->rank);
+    obc__p2p_tell_verdict(ctx->p2p, obc__verdict_pair(OBC_ERR_MISMATCH, ctx->rank, a->root));
     return res;
 }
 

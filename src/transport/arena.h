@@ -183,9 +183,17 @@ struct obc__wait_policy obc__arena_wait_policy(const struct obc__arena *a);
  * waiter calls it between polls and sleeps (OBC_ERR_ABORTED /
  * OBC_ERR_PEER_LOST / the aborting rank's code). */
 obc_result_t obc__arena_health(struct obc__arena *a);
-/* The rank named by the arena's abort (a dead or aborting rank), or -1. */
+/* The rank named by the arena's abort (a dead or aborting rank), or -1;
+ * the abort's whole verdict word (transport.h), or 0. */
 int obc__arena_culprit(const struct obc__arena *a);
+uint64_t obc__arena_verdict(const struct obc__arena *a);
 /* Break the arena for every local rank: their waits fail with `code`. */
 void obc__arena_abort(struct obc__arena *a, obc_result_t code, int culprit_rank);
+/* The same with a whole verdict word; the first one set wins. */
+void obc__arena_abort_verdict(struct obc__arena *a, uint64_t verdict);
+/* Break it because this rank (`self`) found that `other`'s call is not its
+ * own (another collective, size or root): both are named, since either may
+ * be the odd one. */
+void obc__arena_abort_mismatch(struct obc__arena *a, int self, int other);
 
 #endif

@@ -140,11 +140,16 @@ void obc__p2p_abort(struct obc__p2p *p)
     }
 }
 
+void obc__p2p_tell_verdict(struct obc__p2p *p, uint64_t verdict)
+{
+    if (p != NULL && p->tcp != NULL && verdict != 0 && obc__verdict_rank(verdict) >= 0) {
+        obc__tcp_tell_verdict(p->tcp, verdict);
+    }
+}
+
 void obc__p2p_tell_failure(struct obc__p2p *p, obc_result_t code, int culprit)
 {
-    if (p != NULL && p->tcp != NULL && culprit >= 0) {
-        obc__tcp_tell_failure(p->tcp, code, culprit);
-    }
+    obc__p2p_tell_verdict(p, obc__verdict_word(code, culprit));
 }
 
 void obc__p2p_post_note(struct obc__p2p *p, const void *note)
@@ -162,7 +167,7 @@ bool obc__p2p_read_note(struct obc__p2p *p, int peer, void *note, struct obc__wa
     return obc__tcp_read_note(p->tcp, p->route[peer].index, note, w);
 }
 
-obc_result_t obc__p2p_health(struct obc__p2p *p, int *blame)
+obc_result_t obc__p2p_health(struct obc__p2p *p, uint64_t *verdict)
 {
     /* Only links fail on their own: a channel's peer_error is always
      * success (a dead local rank breaks the arena, and waits say so). */
@@ -173,11 +178,13 @@ obc_result_t obc__p2p_health(struct obc__p2p *p, int *blame)
         if (code == OBC_SUCCESS) {
             continue;
         }
-        int culprit = obc__tcp_link_culprit(p->tcp, l);
+        uint64_t told = obc__tcp_link_verdict(p->tcp, l);
+        int culprit = told != 0 ? obc__verdict_rank(told) : -1;
+        int other = obc__verdict_other(told);
         char silent[256];
         obc__p2p_describe_silent(p, 1500000000ll, silent, sizeof(silent));
-        *blame = culprit >= 0 ? culprit : from;
-        obc__p2p_tell_failure(p, code, *blame);
+        *verdict = told != 0 ? obc__verdict_recode(told, code) : obc__verdict_word(code, from);
+        obc__p2p_tell_verdict(p, *verdict);
         if (culprit >= 0 && code == OBC_ERR_PEER_LOST) {
             return obc__err_set(p->err, code, "rank %d was lost (rank %d (%s) saw it go)%s",
                                 culprit, from, p->addr_of_link[l], silent);
@@ -193,6 +200,13 @@ obc_result_t obc__p2p_health(struct obc__p2p *p, int *blame)
         if (culprit == from && code == OBC_ERR_ABORTED) {
             return obc__err_set(p->err, code, "rank %d (%s) aborted the communicator%s", from,
                                 p->addr_of_link[l], silent);
+        }
+        if (culprit >= 0 && other >= 0) {
+            return obc__err_set(p->err, code,
+                                "rank %d (%s) reports its communicator broken: rank %d found that "
+                                "rank %d disagrees with it on a call (%s)%s",
+                                from, p->addr_of_link[l], culprit, other, obc_strerror(code),
+                                silent);
         }
         if (culprit >= 0) {
             return obc__err_set(p->err, code,

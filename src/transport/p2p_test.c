@@ -237,17 +237,19 @@ static void waits_name_the_rank(void **state)
 
 static void a_failed_link_is_named(void **state)
 {
-    int blame = -1;
+    uint64_t verdict = 0;
     (void)state;
-    assert_int_equal(obc__p2p_health(p2ps[0], &blame), OBC_SUCCESS);
+    assert_int_equal(obc__p2p_health(p2ps[0], &verdict), OBC_SUCCESS);
     obc__p2p_abort(p2ps[2]);
     int64_t deadline = obc__now_ns() + WAIT_NS;
     obc_result_t res;
-    while ((res = obc__p2p_health(p2ps[0], &blame)) == OBC_SUCCESS && obc__now_ns() < deadline) {
+    while ((res = obc__p2p_health(p2ps[0], &verdict)) == OBC_SUCCESS && obc__now_ns() < deadline) {
         obc__sleep_ns(1000000);
     }
     assert_int_equal(res, OBC_ERR_ABORTED);
-    assert_int_equal(blame, 2);
+    assert_int_equal(obc__verdict_rank(verdict), 2);
+    assert_int_equal(obc__verdict_code(verdict), OBC_ERR_ABORTED);
+    assert_int_equal(obc__verdict_other(verdict), -1);
 }
 
 int main(void)

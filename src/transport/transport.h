@@ -47,23 +47,44 @@ struct obc__wait {
     int64_t turn_ns;
 };
 
-/* Why a communicator broke, as one word: (code << 32 | the rank it names),
- * 0 for none. One word so that the first reason and its rank are set (and
- * read) together: the host segment's abort word and a TCP failure notice
- * carry it. */
+/* Why a communicator broke, as one word, 0 for none: the code (bits 56-63),
+ * the rank it names (bits 0-31) and, when a rank found another's call
+ * unlike its own, that other rank (bits 32-55, plus one; 0: none). The
+ * finder alone cannot tell which of the two is the odd one (with two ranks
+ * neither is), so both are named. One word so that the first reason and
+ * its ranks are set (and read) together: the host segment's abort word and
+ * a TCP failure notice carry it. */
+static inline uint64_t obc__verdict_pair(obc_result_t code, int rank, int other)
+{
+    uint64_t other_field = other >= 0 && other < 0xffffff ? (uint64_t)other + 1 : 0;
+    return (uint64_t)(uint8_t)code << 56 | other_field << 32 | (uint32_t)rank;
+}
+
 static inline uint64_t obc__verdict_word(obc_result_t code, int rank)
 {
-    return (uint64_t)(uint32_t)code << 32 | (uint32_t)rank;
+    return obc__verdict_pair(code, rank, -1);
 }
 
 static inline obc_result_t obc__verdict_code(uint64_t word)
 {
-    return (obc_result_t)(int32_t)(uint32_t)(word >> 32);
+    return (obc_result_t)(word >> 56);
 }
 
 static inline int obc__verdict_rank(uint64_t word)
 {
     return (int)(int32_t)(uint32_t)word;
+}
+
+/* The other rank of a disagreeing pair, or -1. */
+static inline int obc__verdict_other(uint64_t word)
+{
+    return (int)((word >> 32) & 0xffffff) - 1;
+}
+
+/* The same verdict under another code (a relay reports what its wait got). */
+static inline uint64_t obc__verdict_recode(uint64_t word, obc_result_t code)
+{
+    return obc__verdict_pair(code, obc__verdict_rank(word), obc__verdict_other(word));
 }
 
 /* ---------------------------------------------------------- xport_ops */
@@ -176,12 +197,16 @@ void obc__p2p_destroy(struct obc__p2p *p, int64_t drain_ns);
 /* Tell every remote peer (once) that this communicator broke because of
  * `culprit` (e.g. a local rank died), so that they name it too. */
 void obc__p2p_tell_failure(struct obc__p2p *p, obc_result_t code, int culprit);
+/* The same with a whole verdict word (obc__verdict_pair: both ranks of a
+ * disagreeing pair); nothing when it names no rank. */
+void obc__p2p_tell_verdict(struct obc__p2p *p, uint64_t verdict);
 /* Break every connection now (obc_comm_abort): remote peers see it at once. */
 void obc__p2p_abort(struct obc__p2p *p);
 /* OBC_SUCCESS, or the error of a failed connection, with a message naming
- * the rank (peer lost, malformed data) and that rank in *blame. Cheap:
- * called between waits. */
-obc_result_t obc__p2p_health(struct obc__p2p *p, int *blame);
+ * the rank (peer lost, malformed data) and the verdict in *verdict (its
+ * code that error's, the ranks the failure notice named, else the peer).
+ * Cheap: called between waits. */
+obc_result_t obc__p2p_health(struct obc__p2p *p, uint64_t *verdict);
 /* Remote peers that sent nothing (not even a heartbeat) for at least
  * min_ns, as "; nothing heard from rank 4 (10.77.0.3) for 6.1 s, ...", or
  * "" when none: for error messages. */

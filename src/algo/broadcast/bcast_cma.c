@@ -97,7 +97,7 @@ static void cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__c
 
 static obc_result_t bad_peer(struct cma_state *s, int peer)
 {
-    obc__arena_abort(s->ctx->arena, OBC_ERR_MISMATCH, s->ctx->rank);
+    obc__arena_abort_mismatch(s->ctx->arena, s->ctx->rank, peer);
     return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
                         "broadcast #%llu: rank %d and rank %d disagree on the operation "
                         "(%zu bytes from root %d here, %llu bytes there)",

@@ -106,7 +106,7 @@ size_t obc__mapped_describe(const struct obc__algo_ctx *ctx, const struct obc__c
 static obc_result_t mismatch(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args,
                              const char *what)
 {
-    obc__arena_abort(ctx->arena, OBC_ERR_MISMATCH, ctx->rank);
+    obc__arena_abort_mismatch(ctx->arena, ctx->rank, args->root);
     return obc__err_set(ctx->err, OBC_ERR_MISMATCH,
                         "broadcast #%llu: rank %d and root %d disagree on the operation (%s)",
                         (unsigned long long)args->seq, ctx->rank, args->root, what);

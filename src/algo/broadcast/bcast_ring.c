@@ -155,7 +155,7 @@ static obc_result_t root_step(struct ring_state *s, struct obc__wait *w)
 
 static obc_result_t mismatch(struct ring_state *s, size_t got_bytes, uint64_t got_stamp)
 {
-    obc__arena_abort(s->ctx->arena, OBC_ERR_MISMATCH, s->ctx->rank);
+    obc__arena_abort_mismatch(s->ctx->arena, s->ctx->rank, s->args->root);
     return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
                         "%s #%llu: rank %d expected %zu bytes from root %d, but the root sent "
                         "%s (stamp %016llx, expected %016llx)",

@@ -19,7 +19,7 @@ void *p2p_expect(const struct obc__algo_ctx *ctx, const struct obc__coll_args *a
         *res = OBC_SUCCESS;
         return slot;
     }
-    obc__arena_abort(ctx->arena, OBC_ERR_MISMATCH, ctx->rank);
+    obc__arena_abort_mismatch(ctx->arena, ctx->rank, peer);
     *res =
         obc__err_set(ctx->err, OBC_ERR_MISMATCH,
                      "%s #%llu: rank %d expected %zu bytes of this operation from rank %d, "

@@ -76,7 +76,7 @@ static obc_result_t bad_peer(struct a2a_state *s, int peer, const struct a2a_msg
 {
     const struct obc__coll_args *a = s->args;
     size_t es = obc_dtype_size(a->dtype);
-    obc__arena_abort(s->ctx->arena, OBC_ERR_MISMATCH, s->ctx->rank);
+    obc__arena_abort_mismatch(s->ctx->arena, s->ctx->rank, peer);
     if (m->stamp == s->stamp) {
         return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
                             "alltoall #%llu: rank %d sends %llu elements to each rank, but rank "

@@ -167,7 +167,7 @@ static obc_result_t mismatch(struct px_run *r, int peer, size_t got, uint64_t st
                              const uint64_t *total, size_t want)
 {
     const struct obc__coll_args *a = r->args;
-    obc__arena_abort(r->ctx->arena, OBC_ERR_MISMATCH, r->ctx->rank);
+    obc__arena_abort_mismatch(r->ctx->arena, r->ctx->rank, peer);
     if (total != NULL) {
         return obc__err_set(r->ctx->err, OBC_ERR_MISMATCH,
                             "%s #%llu: rank %d sends %llu elements to rank %d, but rank %d "

@@ -50,7 +50,7 @@ obc_result_t win_check(const struct obc__algo_ctx *ctx, const struct obc__coll_a
     if (h->stamp == stamp && h->nbytes == nbytes) {
         return OBC_SUCCESS;
     }
-    obc__arena_abort(ctx->arena, OBC_ERR_MISMATCH, ctx->rank);
+    obc__arena_abort_mismatch(ctx->arena, ctx->rank, rank);
     return obc__err_set(ctx->err, OBC_ERR_MISMATCH,
                         "%s #%llu: rank %d expected a %zu-byte chunk of this operation from "
                         "rank %d, but rank %d posted %llu bytes of %s (stamp %016llx, expected "

@@ -31,24 +31,45 @@ uint32_t obc__shm_flag_add(struct shm_flag *f, uint32_t delta)
     return v;
 }
 
+void obc__arena_abort_verdict(struct obc__arena *a, uint64_t verdict)
+{
+    uint64_t none = 0;
+    /* The first reason wins; later ones are consequences. */
+    atomic_compare_exchange_strong_explicit(&a->hdr->abort_word, &none, verdict,
+                                            memory_order_release, memory_order_relaxed);
+}
+
 void obc__arena_abort(struct obc__arena *a, obc_result_t code, int culprit_rank)
 {
-    uint64_t none = 0, word = obc__verdict_word(code, culprit_rank);
-    /* The first reason wins; later ones are consequences. */
-    atomic_compare_exchange_strong_explicit(&a->hdr->abort_word, &none, word, memory_order_release,
-                                            memory_order_relaxed);
+    obc__arena_abort_verdict(a, obc__verdict_word(code, culprit_rank));
+}
+
+void obc__arena_abort_mismatch(struct obc__arena *a, int self, int other)
+{
+    obc__arena_abort_verdict(a, obc__verdict_pair(OBC_ERR_MISMATCH, self, other));
+}
+
+uint64_t obc__arena_verdict(const struct obc__arena *a)
+{
+    return atomic_load_explicit(&a->hdr->abort_word, memory_order_acquire);
 }
 
 int obc__arena_culprit(const struct obc__arena *a)
 {
-    uint64_t word = atomic_load_explicit(&a->hdr->abort_word, memory_order_acquire);
+    uint64_t word = obc__arena_verdict(a);
     return word == 0 ? -1 : obc__verdict_rank(word);
 }
 
 static obc_result_t report_abort(struct obc__arena *a, uint64_t word)
 {
-    int who = obc__verdict_rank(word);
+    int who = obc__verdict_rank(word), other = obc__verdict_other(word);
     obc_result_t code = obc__verdict_code(word);
+    if (code == OBC_ERR_MISMATCH && other >= 0) {
+        return obc__err_set(a->err, OBC_ERR_MISMATCH,
+                            "rank %d found that rank %d disagrees with it on a call (a collective "
+                            "or a send/recv); see rank %d's log",
+                            who, other, who);
+    }
     switch (code) {
     case OBC_ERR_PEER_LOST:
         return obc__err_set(a->err, OBC_ERR_PEER_LOST,

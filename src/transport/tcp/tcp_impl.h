@@ -75,7 +75,7 @@ struct obc__tcp_link {
     bool fail_sent;
     bool shut; /* aborting: the socket is shut down */
     _Atomic bool told; /* our failure notice is out */
-    _Atomic int remote_culprit; /* from the peer's failure notice; -1: none */
+    _Atomic uint64_t remote_verdict; /* the peer's failure notice's word; 0: none */
     bool want_out; /* the socket is full: wait for it to drain */
     _Atomic bool recv_paused; /* the receive ring is full: no reading until a release */
     unsigned armed; /* (thread) the events the poller watches now (0: not watched) */

@@ -33,7 +33,7 @@ static int ring_alloc(struct obc__tcp_ring *r, uint32_t nslots, size_t slot_byte
 int obc__tcp_link_init(struct obc__tcp_link *l, uint32_t nslots, size_t slot_bytes)
 {
     l->fd = -1;
-    atomic_init(&l->remote_culprit, -1);
+    atomic_init(&l->remote_verdict, 0);
     return ring_alloc(&l->send, nslots, slot_bytes) == 0 &&
             ring_alloc(&l->recv, nslots, slot_bytes) == 0
         ? 0
@@ -250,7 +250,7 @@ static enum header_next on_header(struct obc__tcp *t, int peer, struct obc__tcp_
 {
     const struct obc__tcp_frame *h = &l->incoming;
     if (h->nbytes == 0 && h->magic == FRAME_FAIL) {
-        atomic_store(&l->remote_culprit, obc__verdict_rank(h->stamp));
+        atomic_store(&l->remote_verdict, h->stamp);
         obc_result_t code = obc__verdict_code(h->stamp);
         obc__tcp_link_fail(l, code != OBC_SUCCESS ? code : OBC_ERR_ABORTED);
         return HEADER_STOP;
@@ -370,9 +370,15 @@ bool obc__tcp_link_idle(const struct obc__tcp *t, const struct obc__tcp_link *l)
 
 /* ---- the rank's side (tcp_link.h) ---- */
 
+uint64_t obc__tcp_link_verdict(const struct obc__tcp *t, int peer)
+{
+    return atomic_load(&t->links[peer].remote_verdict);
+}
+
 int obc__tcp_link_culprit(const struct obc__tcp *t, int peer)
 {
-    return atomic_load(&t->links[peer].remote_culprit);
+    uint64_t verdict = obc__tcp_link_verdict(t, peer);
+    return verdict == 0 ? -1 : obc__verdict_rank(verdict);
 }
 
 bool obc__tcp_link_departed(const struct obc__tcp *t, int peer)

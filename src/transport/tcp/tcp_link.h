@@ -57,8 +57,11 @@ void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns);
 /* Tell every peer (once) that this rank's communicator broke, and which
  * rank caused it; their links then fail with `code` naming that rank. */
 void obc__tcp_tell_failure(struct obc__tcp *t, obc_result_t code, int culprit);
-/* The rank a peer's failure notice named, or -1. */
+/* The same with a whole verdict word (transport.h: both ranks of a pair). */
+void obc__tcp_tell_verdict(struct obc__tcp *t, uint64_t verdict);
+/* The rank a peer's failure notice named, or -1; its whole word, or 0. */
 int obc__tcp_link_culprit(const struct obc__tcp *t, int peer);
+uint64_t obc__tcp_link_verdict(const struct obc__tcp *t, int peer);
 /* Whether the peer said goodbye (destroyed its communicator). */
 bool obc__tcp_link_departed(const struct obc__tcp *t, int peer);
 /* Abort: tell every peer that rank `self` aborted (unless a failure was

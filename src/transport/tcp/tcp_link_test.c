@@ -246,6 +246,38 @@ static void abort_names_aborter(void **state)
     assert_int_equal(wait_for_failure(p->a), OBC_ERR_ABORTED);
 }
 
+/* A mismatch's notice carries both ranks of the pair, so that ranks of
+ * other hosts name the one whose call differs whichever of the two found it. */
+static void mismatch_names_both(void **state)
+{
+    struct pair *p = *state;
+    obc__tcp_tell_verdict(p->a, obc__verdict_pair(OBC_ERR_MISMATCH, 2, 3));
+    assert_int_equal(wait_for_failure(p->b), OBC_ERR_MISMATCH);
+    uint64_t verdict = obc__tcp_link_verdict(p->b, 0);
+    assert_int_equal(obc__verdict_code(verdict), OBC_ERR_MISMATCH);
+    assert_int_equal(obc__verdict_rank(verdict), 2);
+    assert_int_equal(obc__verdict_other(verdict), 3);
+    assert_int_equal(obc__tcp_link_culprit(p->b, 0), 2);
+}
+
+/* The word keeps every field apart: ranks 0 and -1 (none), large ranks. */
+static void verdict_fields(void **state)
+{
+    (void)state;
+    uint64_t w = obc__verdict_word(OBC_ERR_PEER_LOST, 0);
+    assert_true(w != 0);
+    assert_int_equal(obc__verdict_code(w), OBC_ERR_PEER_LOST);
+    assert_int_equal(obc__verdict_rank(w), 0);
+    assert_int_equal(obc__verdict_other(w), -1);
+    w = obc__verdict_pair(OBC_ERR_MISMATCH, 1 << 30, 0);
+    assert_int_equal(obc__verdict_rank(w), 1 << 30);
+    assert_int_equal(obc__verdict_other(w), 0);
+    w = obc__verdict_recode(obc__verdict_pair(OBC_ERR_MISMATCH, -1, 5), OBC_ERR_ABORTED);
+    assert_int_equal(obc__verdict_code(w), OBC_ERR_ABORTED);
+    assert_int_equal(obc__verdict_rank(w), -1);
+    assert_int_equal(obc__verdict_other(w), 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -255,6 +287,8 @@ int main(void)
         cmocka_unit_test(peer_gone),
         cmocka_unit_test_setup_teardown(notice_then_silence, pair_up, pair_down),
         cmocka_unit_test_setup_teardown(abort_names_aborter, pair_up, pair_down),
+        cmocka_unit_test_setup_teardown(mismatch_names_both, pair_up, pair_down),
+        cmocka_unit_test(verdict_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -273,12 +273,17 @@ void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns)
     free(t);
 }
 
-void obc__tcp_tell_failure(struct obc__tcp *t, obc_result_t code, int culprit)
+void obc__tcp_tell_verdict(struct obc__tcp *t, uint64_t verdict)
 {
-    uint64_t none = 0, word = obc__verdict_word(code, culprit);
-    if (atomic_compare_exchange_strong(&t->failure, &none, word)) {
+    uint64_t none = 0;
+    if (atomic_compare_exchange_strong(&t->failure, &none, verdict)) {
         obc__wakeup_signal(t->wakeup);
     }
+}
+
+void obc__tcp_tell_failure(struct obc__tcp *t, obc_result_t code, int culprit)
+{
+    obc__tcp_tell_verdict(t, obc__verdict_word(code, culprit));
 }
 
 void obc__tcp_abort(struct obc__tcp *t, int self)
