@@ -152,7 +152,8 @@ struct obc__algo {
  * src/core/params.def, none is written here. */
 struct obc__algo_tuning {
     size_t eager_max_bytes; /* broadcasts up to this go through the eager ring */
-    size_t cma_min_bytes; /* broadcasts from this size read the root's buffer directly */
+    size_t cma_min_bytes; /* broadcasts from this size read the root's buffer directly, */
+    size_t cma_min_bytes_crowded; /* ... and from this one when ranks outnumber CPUs */
     size_t mapped_min_bytes; /* arena broadcasts from this size: readers copy straight out of
                               * the root's obc_mem_alloc blocks */
     size_t stream_min_bytes; /* from this size, destinations get streaming stores */

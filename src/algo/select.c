@@ -124,12 +124,19 @@ static size_t or_default(size_t value, size_t def)
  * VM at 2, 4 and 8 ranks, 8 B .. 256 MiB; docs/algorithms.md):
  *  - the eager ring and the arena are the same pipeline; the eager ring's
  *    64 small slots let a root run ahead of many small messages;
- *  - single-copy (CMA, claimed pieces) from 4 MiB: the arena's chunk-by-
- *    chunk hand-offs need producer and consumers running at once. At 2
- *    ranks its time swung 2x between runs (64 MiB: 9.8 or 18-19 ms; three
- *    rounds beside Open MPI: arena 714 us / 18.0 ms at 4 / 64 MiB, CMA
- *    513 us / 12.4 ms, Open MPI 689 us / 13.7 ms, bench/results/2026-12-01-
- *    bcast-cma); on crowded cores, in the GPT-like initialisation (148
+ *  - single-copy (CMA, claimed pieces) from 512 KiB while every rank has a
+ *    CPU: the arena's chunk-by-chunk hand-offs need producer and consumers
+ *    running at once. At 2 ranks its time swung 2x between runs (64 MiB:
+ *    9.8 or 18-19 ms; three rounds beside Open MPI: arena 714 us / 18.0 ms
+ *    at 4 / 64 MiB, CMA 513 us / 12.4 ms, Open MPI 689 us / 13.7 ms,
+ *    bench/results/2026-12-01-bcast-cma); below 4 MiB, five alternating
+ *    rounds at 2 ranks (bench/results/2026-12-02-bcast-cma-min): 512 KiB
+ *    arena 53.8 us, CMA 33.0, Open MPI 41.3; 1 MiB 105 / 66 / 82; 2 MiB
+ *    213 / 116 / 159; 256 KiB level (26 / 22 / 22);
+ *  - from 4 MiB only when ranks outnumber CPUs: at 4 ranks on 2 cores
+ *    CMA won at 256 KiB and 2 MiB but lost at 1 MiB (arena 716 us, CMA
+ *    746), and at 8 ranks the arena won at 256 KiB-2 MiB (1 MiB: 1424
+ *    against 1645 us). There, in the GPT-like initialisation (148
  *    tensors back to back, bench/model_init) the arena took 370-430 ms at
  *    4 ranks and 770-900 at 8, CMA 180-230 and 370-410, Open MPI 270-290
  *    and 400-440. obc-perf's barrier before every call hides the arena's
@@ -139,6 +146,9 @@ static size_t or_default(size_t value, size_t def)
  *    32 MiB L3 anyway: at 2 ranks, 4 MiB ran at 17.5 GB/s streamed and
  *    30.8 cached, 64 MiB at 13.2 streamed and 10.6 cached.
  */
+#define CMA_MIN_BYTES (512u << 10)
+#define CMA_MIN_BYTES_CROWDED (4u << 20)
+
 obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct obc__config *cfg,
                                    int ncpus, struct obc__err *err)
 {
@@ -146,7 +156,8 @@ obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct
     obc__config_defaults(&def);
     memset(tuning, 0, sizeof(*tuning));
     tuning->eager_max_bytes = or_default(cfg->eager_max_bytes, def.eager_max_bytes);
-    tuning->cma_min_bytes = or_default(cfg->cma_min_bytes, def.cma_min_bytes);
+    tuning->cma_min_bytes = or_default(cfg->cma_min_bytes, CMA_MIN_BYTES);
+    tuning->cma_min_bytes_crowded = or_default(cfg->cma_min_bytes, CMA_MIN_BYTES_CROWDED);
     tuning->alltoall_cma_min_bytes =
         cfg->alltoall_cma_min_bytes != 0 ? cfg->alltoall_cma_min_bytes : SIZE_MAX;
     tuning->mapped_min_bytes = or_default(cfg->mapped_min_bytes, def.mapped_min_bytes);
@@ -218,9 +229,11 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
         say(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes, tuning->eager_max_bytes);
         return &obc__bcast_eager;
     }
-    if (args->nbytes >= tuning->cma_min_bytes && obc__bcast_cma.supports(ctx, args)) {
-        say(why, why_bytes, "%zu bytes >= single-copy limit %zu", args->nbytes,
-            tuning->cma_min_bytes);
+    bool crowded = ctx->nranks > (tuning->ncpus > 0 ? tuning->ncpus : 1);
+    size_t cma_min = crowded ? tuning->cma_min_bytes_crowded : tuning->cma_min_bytes;
+    if (args->nbytes >= cma_min && obc__bcast_cma.supports(ctx, args)) {
+        say(why, why_bytes, "%zu bytes >= single-copy limit %zu (%d ranks, %d CPUs)",
+            args->nbytes, cma_min, ctx->nranks, tuning->ncpus);
         return &obc__bcast_cma;
     }
     say(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,

@@ -131,15 +131,18 @@ static void thresholds(void **state)
     assert_ptr_equal(pick(1, 8, 1, &t), &obc__bcast_self);
 }
 
-/* Single copy from OBC_CMA_MIN_BYTES (4 MiB), one segment, where the probe
- * passed; the arena below it, for fused groups and without permission. The
+/* Single copy, one segment, where the probe passed: from 512 KiB while
+ * every rank has a CPU (2 ranks on 2), from 4 MiB when they outnumber the
+ * CPUs; the arena below it, for fused groups and without permission. The
  * arena plans its one-copy mode from OBC_MAPPED_MIN_BYTES where permitted. */
 static void single_copy(void **state)
 {
     struct obc__algo_tuning t = tuning_for(2);
     (void)state;
     cma_permitted = true;
-    assert_ptr_equal(pick(2, (4u << 20) - 1, 1, &t), &obc__bcast_arena);
+    assert_ptr_equal(pick(2, (512u << 10) - 1, 1, &t), &obc__bcast_arena);
+    assert_ptr_equal(pick(2, 512u << 10, 1, &t), &obc__bcast_cma);
+    assert_ptr_equal(pick(4, (4u << 20) - 1, 1, &t), &obc__bcast_arena);
     assert_true(last_plan.mapped);
     assert_ptr_equal(pick(4, 4u << 20, 1, &t), &obc__bcast_cma);
     assert_ptr_equal(pick(8, 64u << 20, 1, &t), &obc__bcast_cma); /* crowded too */
@@ -183,7 +186,8 @@ static void tuning_from_config(void **state)
     struct obc__algo_tuning t = tuning_for(2);
     (void)state;
     assert_int_equal(t.eager_max_bytes, 32 * 1024);
-    assert_int_equal(t.cma_min_bytes, 4u << 20);
+    assert_int_equal(t.cma_min_bytes, 512u << 10);
+    assert_int_equal(t.cma_min_bytes_crowded, 4u << 20);
     assert_int_equal(t.stream_min_bytes, 16u << 20);
     assert_int_equal(t.recdbl_max_bytes, 64 * 1024);
     assert_int_equal(t.shm_below_bytes, 1u << 20);
@@ -205,6 +209,7 @@ static void tuning_from_config(void **state)
     snprintf(cfg.algo, sizeof(cfg.algo), "allreduce=ring");
     assert_int_equal(obc__algo_tuning_init(&t, &cfg, 2, &err), OBC_SUCCESS);
     assert_int_equal(t.cma_min_bytes, 1u << 20);
+    assert_int_equal(t.cma_min_bytes_crowded, 1u << 20); /* one value set: both */
     assert_int_equal(t.hier_flat_max_bytes, 100);
     assert_ptr_equal(t.forced[OBC_COLL_ALLREDUCE], &obc__allreduce_ring);
     snprintf(cfg.algo, sizeof(cfg.algo), "allreduce=nope");

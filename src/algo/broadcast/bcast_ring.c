@@ -45,37 +45,40 @@ struct ring_state {
     size_t slot_bytes;
     int streaming; /* write destinations with non-temporal stores */
     enum { MAPPED_UNTRIED, MAPPED_NO, MAPPED_YES } mapped; /* root: bcast_mapped.c's mode */
-    size_t seg; /* copy cursor: segment index and offset in it */
-    size_t seg_off;
+    struct cursor {
+        size_t seg; /* segment index */
+        size_t off; /* offset in it */
+    } at; /* where the next slot's bytes lie in the segments */
 };
 _Static_assert(sizeof(struct ring_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 
-/* Move n bytes between the cursor's segments and a slot. The root gathers
- * from send (and copies send to its own recv when they differ); readers
- * scatter into recv. */
-static void cursor_copy(struct ring_state *s, unsigned char *slot, size_t n)
+/* Move n bytes between the segments from cursor c on and a slot, and
+ * advance c: gather from send into the slot (the root), or scatter the
+ * slot into recv (readers, and the root's own copy out of place; a root's
+ * in-place segment is skipped). */
+enum cursor_way { GATHER, SCATTER };
+
+static void cursor_copy(const struct ring_state *s, struct cursor *c, unsigned char *slot, size_t n,
+                        enum cursor_way way)
 {
     while (n > 0) {
-        const struct obc__seg *g = &s->args->segs[s->seg];
-        size_t k = g->nbytes - s->seg_off;
+        const struct obc__seg *g = &s->args->segs[c->seg];
+        size_t k = g->nbytes - c->off;
         if (k > n) {
             k = n;
         }
-        if (s->is_root) {
-            const unsigned char *src = (const unsigned char *)g->send + s->seg_off;
-            memcpy(slot, src, k); /* the slot should stay in cache for the readers */
-            if (g->recv != g->send) {
-                obc__copy((unsigned char *)g->recv + s->seg_off, slot, k, s->streaming);
-            }
-        } else {
-            obc__copy((unsigned char *)g->recv + s->seg_off, slot, k, s->streaming);
+        if (way == GATHER) {
+            /* plain stores: the slot should stay in cache for the readers */
+            memcpy(slot, (const unsigned char *)g->send + c->off, k);
+        } else if (!s->is_root || g->recv != g->send) {
+            obc__copy((unsigned char *)g->recv + c->off, slot, k, s->streaming);
         }
         slot += k;
         n -= k;
-        s->seg_off += k;
-        if (s->seg_off == g->nbytes) {
-            s->seg++;
-            s->seg_off = 0;
+        c->off += k;
+        if (c->off == g->nbytes) {
+            c->seg++;
+            c->off = 0;
         }
     }
 }
@@ -147,8 +150,13 @@ static obc_result_t root_step(struct ring_state *s, struct obc__wait *w)
         if (slot == NULL) {
             return OBC_IN_PROGRESS;
         }
-        cursor_copy(s, slot, n);
+        struct cursor from = s->at;
+        cursor_copy(s, &s->at, slot, n, GATHER);
         obc__arena_slot_publish(s->ctx->arena, s->ring, pos, n, s->stamp);
+        /* The root's own copy out of place, after the publish: readers
+         * need not wait for it. Only the root writes the slot, and not
+         * before it acquires this position again. */
+        cursor_copy(s, &from, slot, n, SCATTER);
     }
     return OBC_SUCCESS;
 }
@@ -188,7 +196,7 @@ static obc_result_t reader_step(struct ring_state *s, struct obc__wait *w)
         if (stamp != s->stamp || n != chunk_bytes(s)) {
             return mismatch(s, n, stamp);
         }
-        cursor_copy(s, (unsigned char *)slot, n);
+        cursor_copy(s, &s->at, (unsigned char *)slot, n, SCATTER);
         obc__arena_slot_release(s->ctx->arena, s->ring, pos);
     }
     return OBC_SUCCESS;
