@@ -232,8 +232,8 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
     bool crowded = ctx->nranks > (tuning->ncpus > 0 ? tuning->ncpus : 1);
     size_t cma_min = crowded ? tuning->cma_min_bytes_crowded : tuning->cma_min_bytes;
     if (args->nbytes >= cma_min && obc__bcast_cma.supports(ctx, args)) {
-        say(why, why_bytes, "%zu bytes >= single-copy limit %zu (%d ranks, %d CPUs)",
-            args->nbytes, cma_min, ctx->nranks, tuning->ncpus);
+        say(why, why_bytes, "%zu bytes >= single-copy limit %zu (%d ranks, %d CPUs)", args->nbytes,
+            cma_min, ctx->nranks, tuning->ncpus);
         return &obc__bcast_cma;
     }
     say(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,

@@ -52,11 +52,11 @@ struct ring_state {
 };
 _Static_assert(sizeof(struct ring_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 
-/* Move n bytes between the segments from cursor c on and a slot, and
- * advance c: gather from send into the slot (the root), or scatter the
- * slot into recv (readers, and the root's own copy out of place; a root's
- * in-place segment is skipped). */
-enum cursor_way { GATHER, SCATTER };
+/* Move the next n bytes of the segments from cursor c on, and advance c:
+ * gather them from send into the slot (the root), scatter the slot into
+ * recv (readers), or copy send to recv (the root's own copy out of place;
+ * an in-place segment is skipped). */
+enum cursor_way { GATHER, SCATTER, OWN };
 
 static void cursor_copy(const struct ring_state *s, struct cursor *c, unsigned char *slot, size_t n,
                         enum cursor_way way)
@@ -70,10 +70,15 @@ static void cursor_copy(const struct ring_state *s, struct cursor *c, unsigned c
         if (way == GATHER) {
             /* plain stores: the slot should stay in cache for the readers */
             memcpy(slot, (const unsigned char *)g->send + c->off, k);
-        } else if (!s->is_root || g->recv != g->send) {
+        } else if (way == SCATTER) {
             obc__copy((unsigned char *)g->recv + c->off, slot, k, s->streaming);
+        } else if (g->recv != g->send) {
+            obc__copy((unsigned char *)g->recv + c->off, (const unsigned char *)g->send + c->off, k,
+                      s->streaming);
         }
-        slot += k;
+        if (slot != NULL) {
+            slot += k;
+        }
         n -= k;
         c->off += k;
         if (c->off == g->nbytes) {
@@ -154,9 +159,9 @@ static obc_result_t root_step(struct ring_state *s, struct obc__wait *w)
         cursor_copy(s, &s->at, slot, n, GATHER);
         obc__arena_slot_publish(s->ctx->arena, s->ring, pos, n, s->stamp);
         /* The root's own copy out of place, after the publish: readers
-         * need not wait for it. Only the root writes the slot, and not
-         * before it acquires this position again. */
-        cursor_copy(s, &from, slot, n, SCATTER);
+         * need not wait for it. From send, not from the slot: once the
+         * readers release it, another root's broadcast may refill it. */
+        cursor_copy(s, &from, NULL, n, OWN);
     }
     return OBC_SUCCESS;
 }
