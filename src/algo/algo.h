@@ -167,6 +167,7 @@ struct obc__algo_tuning {
     int peers_in_flight; /* gather, scatter: peers a root serves at once */
     int partners_in_flight; /* pairwise exchanges; 0: select.c decides per call */
     size_t alltoall_cma_min_bytes; /* alltoall blocks from this size: single-copy reads */
+    size_t gather_cma_min_bytes; /* gather, scatter blocks from this size: single copy */
     const struct obc__algo *forced[OBC_COLL_COUNT];
 };
 
@@ -219,7 +220,7 @@ extern const struct obc__algo obc__allgather_self, obc__allgather_shm, obc__allg
 extern const struct obc__algo obc__reduce_scatter_self, obc__reduce_scatter_shm,
     obc__reduce_scatter_ring;
 extern const struct obc__algo obc__gather_self, obc__gather_direct, obc__scatter_self,
-    obc__scatter_direct, obc__alltoall_self, obc__alltoall_pairwise, obc__alltoall_cma,
+    obc__scatter_direct, obc__gather_cma, obc__scatter_cma, obc__alltoall_self, obc__alltoall_pairwise, obc__alltoall_cma,
     obc__alltoallv_self, obc__alltoallv_pairwise, obc__allgatherv_self, obc__allgatherv_pairwise;
 
 #endif

@@ -16,18 +16,19 @@
 #include "core/config.h"
 
 static const struct obc__algo *const registry[] = {
-    &obc__bcast_self,          &obc__bcast_eager,         &obc__bcast_arena,
-    &obc__bcast_cma,           &obc__bcast_chain,         &obc__bcast_tree,
-    &obc__bcast_hier,          &obc__barrier_self,        &obc__barrier_counter,
-    &obc__barrier_dissem,      &obc__allreduce_self,      &obc__allreduce_shm,
-    &obc__allreduce_ring,      &obc__allreduce_recdbl,    &obc__allreduce_hier,
-    &obc__reduce_self,         &obc__reduce_shm,          &obc__reduce_ring,
-    &obc__allgather_self,      &obc__allgather_shm,       &obc__allgather_ring,
-    &obc__reduce_scatter_self, &obc__reduce_scatter_shm,  &obc__reduce_scatter_ring,
-    &obc__gather_self,         &obc__gather_direct,       &obc__scatter_self,
-    &obc__scatter_direct,      &obc__alltoall_self,       &obc__alltoall_pairwise,
-    &obc__alltoall_cma,        &obc__alltoallv_self,      &obc__alltoallv_pairwise,
-    &obc__allgatherv_self,     &obc__allgatherv_pairwise,
+    &obc__bcast_self,          &obc__bcast_eager,        &obc__bcast_arena,
+    &obc__bcast_cma,           &obc__bcast_chain,        &obc__bcast_tree,
+    &obc__bcast_hier,          &obc__barrier_self,       &obc__barrier_counter,
+    &obc__barrier_dissem,      &obc__allreduce_self,     &obc__allreduce_shm,
+    &obc__allreduce_ring,      &obc__allreduce_recdbl,   &obc__allreduce_hier,
+    &obc__reduce_self,         &obc__reduce_shm,         &obc__reduce_ring,
+    &obc__allgather_self,      &obc__allgather_shm,      &obc__allgather_ring,
+    &obc__reduce_scatter_self, &obc__reduce_scatter_shm, &obc__reduce_scatter_ring,
+    &obc__gather_self,         &obc__gather_direct,      &obc__scatter_self,
+    &obc__scatter_direct,      &obc__gather_cma,         &obc__scatter_cma,
+    &obc__alltoall_self,       &obc__alltoall_pairwise,  &obc__alltoall_cma,
+    &obc__alltoallv_self,      &obc__alltoallv_pairwise, &obc__allgatherv_self,
+    &obc__allgatherv_pairwise,
 };
 
 static const char *const coll_names[OBC_COLL_COUNT] = {
@@ -104,7 +105,8 @@ obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *t
                 "OBC_ALGO entry '%s' is not COLLECTIVE=ALGORITHM with a known "
                 "name (broadcast: eager, arena, cma, chain, tree, hier; barrier: counter, "
                 "dissemination; allreduce: shm, ring, recdbl, hier; reduce: shm, "
-                "ring; allgather, reduce_scatter: shm, ring; gather, scatter: direct; alltoall, "
+                "ring; allgather, reduce_scatter: shm, ring; gather, scatter: direct, cma; "
+                "alltoall, "
                 "alltoallv, allgatherv: pairwise)",
                 tok);
         }
@@ -160,6 +162,8 @@ obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct
     tuning->cma_min_bytes_crowded = or_default(cfg->cma_min_bytes, CMA_MIN_BYTES_CROWDED);
     tuning->alltoall_cma_min_bytes =
         cfg->alltoall_cma_min_bytes != 0 ? cfg->alltoall_cma_min_bytes : SIZE_MAX;
+    tuning->gather_cma_min_bytes =
+        cfg->gather_cma_min_bytes != 0 ? cfg->gather_cma_min_bytes : SIZE_MAX;
     tuning->mapped_min_bytes = or_default(cfg->mapped_min_bytes, def.mapped_min_bytes);
     tuning->stream_min_bytes = or_default(cfg->stream_min_bytes, def.stream_min_bytes);
     tuning->recdbl_max_bytes = or_default(cfg->recdbl_max_bytes, def.recdbl_max_bytes);
@@ -344,6 +348,12 @@ static bool is_personal(obc_coll_t coll)
  * or more reads them single-copy ("cma"): the channels copy every byte
  * twice, into a slot and out of it, and keep one partner in flight, while
  * the reads copy once, all peers' blocks back to back (docs/algorithms.md).
+ * Gather and scatter with blocks of OBC_GATHER_CMA_MIN_BYTES or more go
+ * single-copy too ("cma"): each rank moves its own block straight to or
+ * from the root's buffer, all at once, where "direct" has the root handle
+ * every block twice over the channels (2 ranks, 512 KiB gathered: 25.8 us
+ * against 152.5, Open MPI 50.6; below 16 KiB blocks direct was level or
+ * ahead at 4 and 8 ranks on 2 cores).
  * Every rank chooses alike: block size and in place are the same on all
  * (a count that is not is a mismatch, which a stalled wait's board
  * comparison names).
@@ -358,6 +368,14 @@ static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
         say(why, why_bytes, "one host, %zu-byte blocks >= single-copy limit %zu", args->nbytes,
             tuning->alltoall_cma_min_bytes);
         return &obc__alltoall_cma;
+    }
+    const struct obc__algo *rooted_cma =
+        args->coll == OBC_COLL_GATHER ? &obc__gather_cma : &obc__scatter_cma;
+    if ((args->coll == OBC_COLL_GATHER || args->coll == OBC_COLL_SCATTER) &&
+        args->nbytes >= tuning->gather_cma_min_bytes && rooted_cma->supports(ctx, args)) {
+        say(why, why_bytes, "one host, %zu-byte blocks >= single-copy limit %zu", args->nbytes,
+            tuning->gather_cma_min_bytes);
+        return rooted_cma;
     }
     say(why, why_bytes, "%d ranks on %d hosts: straight between the ranks", ctx->nranks,
         ctx->nhosts);

@@ -13,7 +13,9 @@
  *    against the others' alltoall, a gather of another dtype, a scatter
  *    with count 0 against the others' 1000; and alltoalls of 160 KB blocks,
  *    single-copy within a host, against a smaller count, a small alltoall
- *    (which goes through the channels) and an alltoallv). Every rank must
+ *    (which goes through the channels) and an alltoallv; gathers and
+ *    scatters of 160 KB blocks, single-copy, with another count on a rank
+ *    or on the root, and against a small gather). Every rank must
  *    fail (MISMATCH
  *    or ABORTED; a rank that only sends may finish, and then its next call
  *    fails), within the timeout, at least one with OBC_ERR_MISMATCH, and
@@ -25,8 +27,10 @@
  *    with OBC_TIMEOUT=ABSENT_TIMEOUT_S every other rank gets
  *    OBC_ERR_TIMEOUT after about that long (the turns count towards it),
  *    naming the absent rank;
- *  - a rank SIGKILLed during 1 MiB-per-peer alltoalls (killcheck.h): every
- *    survivor returns PEER_LOST or ABORTED within 2 s, naming it.
+ *  - a rank SIGKILLed during 1 MiB-per-peer alltoalls, gathers (a rank
+ *    that writes into the root) and scatters (the root, which the others
+ *    read) (killcheck.h): every survivor returns PEER_LOST or ABORTED
+ *    within 2 s, naming it.
  * The tcp variant runs it all with ranks 0-1 and 2-3 on two fake hosts.
  */
 /* obct: name=n4 timeout=180 san */
@@ -267,19 +271,22 @@ static void run_absent(void)
 
 #define KILL_COUNT (256 * 1024) /* float32 per peer: 1 MiB */
 
+/* arg: the enum call to repeat (ALLTOALL, GATHER or SCATTER, root 0). */
 static int kill_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self, void *arg)
 {
     struct obct_buf send, recv;
     float small[8] = {0};
     obc_result_t rc = OBC_SUCCESS;
     int failures0 = obct_failures();
-    (void)arg;
+    enum call call = *(const enum call *)arg;
     obct_buf_alloc(&send, (size_t)nranks * KILL_COUNT * 4, 0);
     obct_buf_alloc(&recv, (size_t)nranks * KILL_COUNT * 4, 0);
     obct_fill(send.data, send.nbytes, 3, rank);
     for (double end = obct_now() + 30; rc == OBC_SUCCESS && obct_now() < end;) {
         obct_progress(self);
-        rc = obc_alltoall(send.data, recv.data, KILL_COUNT, OBC_FLOAT32, comm);
+        rc = call == GATHER   ? obc_gather(send.data, recv.data, KILL_COUNT, OBC_FLOAT32, 0, comm)
+            : call == SCATTER ? obc_scatter(send.data, recv.data, KILL_COUNT, OBC_FLOAT32, 0, comm)
+                              : obc_alltoall(send.data, recv.data, KILL_COUNT, OBC_FLOAT32, comm);
     }
     self->t_event = obct_now();
     self->rc = rc;
@@ -318,6 +325,14 @@ int main(void)
          OBC_INT32, OBC_INT32},
         {"alltoall single-copy against alltoallv", 2, ALLTOALL, ALLTOALLV, BIG_COUNT, BIG_COUNT,
          OBC_INT32, OBC_INT32},
+        /* gather and scatter (root 0) of 160 KB blocks: single-copy; every
+         * rank checks the root's post against its own call */
+        {"gather single-copy, one rank's count smaller", 2, GATHER, GATHER, BIG_COUNT,
+         BIG_COUNT - 10, OBC_INT32, OBC_INT32},
+        {"scatter single-copy, the root's count larger", 0, SCATTER, SCATTER, BIG_COUNT,
+         BIG_COUNT + 10, OBC_INT32, OBC_INT32},
+        {"gather single-copy against a small one", 3, GATHER, GATHER, BIG_COUNT, COUNT, OBC_INT32,
+         OBC_INT32},
     };
     struct obct_job job;
     char timeout[16];
@@ -339,10 +354,18 @@ int main(void)
     }
     run_absent();
     setenv("OBC_TIMEOUT", timeout, 1);
-    printf("personal_fault: kill rank 2 during 1 MiB-per-peer alltoalls\n");
-    fflush(stdout);
-    obct_spawn(&job, NRANKS, kill_main, NULL, 0);
-    obct_kill_and_check(&job, "personal_fault", "alltoall", 2, "alltoalls",
-                        2.0 * obct_time_scale());
+    static const struct {
+        enum call call;
+        int victim;
+        const char *what;
+    } kills[] = {{ALLTOALL, 2, "alltoalls"}, {GATHER, 2, "gathers"}, {SCATTER, 0, "scatters"}};
+    for (size_t i = 0; i < sizeof(kills) / sizeof(kills[0]); i++) {
+        printf("personal_fault: kill rank %d during 1 MiB-per-peer %s (root 0)\n", kills[i].victim,
+               kills[i].what);
+        fflush(stdout);
+        obct_spawn(&job, NRANKS, kill_main, (void *)&kills[i].call, 0);
+        obct_kill_and_check(&job, "personal_fault", kills[i].what, kills[i].victim, kills[i].what,
+                            2.0 * obct_time_scale());
+    }
     return obct_finish("personal_fault");
 }

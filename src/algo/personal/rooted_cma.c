@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rooted_cma.c - single-copy gather and scatter within a host: every rank
+ * but the root moves its own block straight between its buffer and the
+ * root's, gather by process_vm_writev into the root's recvbuf, scatter by
+ * process_vm_readv out of the root's sendbuf. Each byte is copied once
+ * (the direct exchange of px.c copies it twice, into a channel slot and
+ * out of it), the n - 1 copies run side by side on whatever cores there
+ * are, and the root copies nothing but its own block.
+ *
+ *   1. every rank posts its buffer's address (the root: its nranks-block
+ *      buffer), the block size and the stamp in its mailbox; the root
+ *      copies its own block unless it is in place;
+ *   2. every other rank reads the root's post, checks it against its own
+ *      call and copies its block, in pieces of CMA_PIECE with a health
+ *      check between;
+ *   3. every rank adds 1 to the shared CMA counter and waits until all
+ *      have: the root must not return while a rank still writes into or
+ *      reads from its buffer, and no rank may start a later single-copy
+ *      call (whose adds would count as this one's) before all are done.
+ * A root whose block size or stamp differs from a rank's is
+ * OBC_ERR_MISMATCH on that rank, naming both. select.c picks it from
+ * OBC_GATHER_CMA_MIN_BYTES per block.
+ */
+#include <string.h>
+
+#include "algo/personal/px.h"
+
+#define CMA_PIECE (8u << 20)
+
+struct rooted_msg {
+    uint64_t addr; /* the poster's buffer: the root's whole one, a rank's block */
+    uint64_t nbytes; /* the block */
+    uint64_t stamp;
+};
+
+enum rooted_phase { PHASE_POST, PHASE_COPY, PHASE_DONE, PHASE_WAIT };
+
+struct rooted_state {
+    struct obc__algo_ctx *ctx;
+    const struct obc__coll_args *args;
+    enum rooted_phase phase;
+    bool gather;
+    uint64_t stamp;
+    uint32_t seq;
+    uint32_t target; /* CMA counter value when every rank is done */
+};
+_Static_assert(sizeof(struct rooted_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
+
+static bool rooted_cma_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    return (args->coll == OBC_COLL_GATHER || args->coll == OBC_COLL_SCATTER) && args->nsegs == 1 &&
+        ctx->nranks > 1 && ctx->arena_has_all && ctx->cma;
+}
+
+static void rooted_cma_init(void *state, struct obc__algo_ctx *ctx,
+                            const struct obc__coll_args *args)
+{
+    struct rooted_state *s = state;
+    memset(s, 0, sizeof(*s));
+    s->ctx = ctx;
+    s->args = args;
+    s->gather = args->coll == OBC_COLL_GATHER;
+    s->stamp = obc__algo_stamp(args);
+    s->seq = (uint32_t)args->seq + 1; /* mailbox words start at 0 */
+    s->target = ++ctx->persist->cma_epoch * (uint32_t)ctx->nranks;
+}
+
+static obc_result_t bad_root(struct rooted_state *s, const struct rooted_msg *m)
+{
+    const struct obc__coll_args *a = s->args;
+    size_t es = obc_dtype_size(a->dtype);
+    obc__arena_abort_mismatch(s->ctx->arena, s->ctx->rank, a->root);
+    if (m->stamp == s->stamp) {
+        return obc__err_set(
+            s->ctx->err, OBC_ERR_MISMATCH,
+            "%s #%llu: root rank %d has blocks of %llu elements, but rank %d %s %zu "
+            "(their counts differ)",
+            obc__coll_name(a->coll), (unsigned long long)a->seq, a->root,
+            (unsigned long long)(m->nbytes / es), s->ctx->rank, s->gather ? "sends" : "expects",
+            a->nbytes / es);
+    }
+    return obc__err_set(
+        s->ctx->err, OBC_ERR_MISMATCH,
+        "%s #%llu: rank %d and root rank %d disagree on the operation (stamp %016llx "
+        "there, %016llx here)",
+        obc__coll_name(a->coll), (unsigned long long)a->seq, s->ctx->rank, a->root,
+        (unsigned long long)m->stamp, (unsigned long long)s->stamp);
+}
+
+/* This rank's block between its buffer and block `rank` of the root's. */
+static obc_result_t copy_block(struct rooted_state *s, uint64_t root_addr)
+{
+    const struct obc__seg *g = &s->args->segs[0];
+    size_t blk = s->args->nbytes;
+    char *remote = (char *)(uintptr_t)root_addr + (size_t)s->ctx->rank * blk;
+    for (size_t off = 0; off < blk; off += CMA_PIECE) {
+        size_t k = blk - off < CMA_PIECE ? blk - off : CMA_PIECE;
+        obc_result_t res = obc__arena_health(s->ctx->arena);
+        if (res == OBC_SUCCESS && s->gather) {
+            res = obc__arena_peer_write(s->ctx->arena, s->args->root, (const char *)g->send + off,
+                                        remote + off, k);
+        } else if (res == OBC_SUCCESS) {
+            res = obc__arena_peer_read(s->ctx->arena, s->args->root, (char *)g->recv + off,
+                                       remote + off, k);
+        }
+        if (res != OBC_SUCCESS) {
+            return res;
+        }
+    }
+    return OBC_SUCCESS;
+}
+
+/* The root's own block, unless the call is in place (send == recv). */
+static void root_own_block(const struct rooted_state *s)
+{
+    const struct obc__seg *g = &s->args->segs[0];
+    size_t blk = s->args->nbytes, at = (size_t)s->ctx->rank * blk;
+    if (blk == 0 || g->send == g->recv) {
+        return;
+    }
+    if (s->gather) {
+        memcpy((char *)g->recv + at, g->send, blk);
+    } else {
+        memcpy(g->recv, (const char *)g->send + at, blk);
+    }
+}
+
+static obc_result_t rooted_cma_step(void *state, struct obc__wait *w)
+{
+    struct rooted_state *s = state;
+    const struct obc__seg *g = &s->args->segs[0];
+    bool is_root = s->ctx->rank == s->args->root;
+    switch (s->phase) {
+    case PHASE_POST: {
+        const void *buf = s->gather == is_root ? g->recv : g->send;
+        struct rooted_msg mine = {(uint64_t)(uintptr_t)buf, s->args->nbytes, s->stamp};
+        obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
+        if (is_root) {
+            root_own_block(s);
+        }
+        s->phase = PHASE_COPY;
+    }
+        __attribute__((fallthrough));
+    case PHASE_COPY:
+        if (!is_root) {
+            struct rooted_msg m;
+            if (!obc__arena_mailbox_read(s->ctx->arena, s->args->root, s->seq, &m, sizeof(m), w)) {
+                w->peer = s->args->root;
+                return OBC_IN_PROGRESS;
+            }
+            if (m.stamp != s->stamp || m.nbytes != s->args->nbytes) {
+                return bad_root(s, &m);
+            }
+            obc_result_t res = m.nbytes > 0 ? copy_block(s, m.addr) : OBC_SUCCESS;
+            if (res != OBC_SUCCESS) {
+                return res;
+            }
+        }
+        s->phase = PHASE_DONE;
+        __attribute__((fallthrough));
+    case PHASE_DONE:
+        obc__arena_counter_add(s->ctx->arena, OBC_CTR_CMA_DONE, 1);
+        s->phase = PHASE_WAIT;
+        __attribute__((fallthrough));
+    case PHASE_WAIT:
+        return obc__arena_counter_reached(s->ctx->arena, OBC_CTR_CMA_DONE, s->target, w)
+            ? OBC_SUCCESS
+            : OBC_IN_PROGRESS;
+    }
+    return OBC_ERR_INTERNAL;
+}
+
+const struct obc__algo obc__gather_cma = {OBC_COLL_GATHER, "cma", rooted_cma_supports,
+                                          rooted_cma_init, rooted_cma_step};
+const struct obc__algo obc__scatter_cma = {OBC_COLL_SCATTER, "cma", rooted_cma_supports,
+                                           rooted_cma_init, rooted_cma_step};
