@@ -8,19 +8,23 @@
  * out of it), the n - 1 copies run side by side on whatever cores there
  * are, and the root copies nothing but its own block.
  *
- *   1. every rank posts its buffer's address (the root: its nranks-block
- *      buffer), the block size and the stamp in its mailbox; the root
- *      copies its own block unless it is in place;
+ *   1. the root posts its nranks-block buffer's address, the block size,
+ *      the stamp and where its piece counts stand (base) in its mailbox,
+ *      and copies its own block unless it is in place;
  *   2. every other rank reads the root's post, checks it against its own
- *      call and copies its block, in pieces of CMA_PIECE with a health
- *      check between;
- *   3. every rank adds 1 to the shared CMA counter and waits until all
- *      have: the root must not return while a rank still writes into or
- *      reads from its buffer, and no rank may start a later single-copy
- *      call (whose adds would count as this one's) before all are done.
- * A root whose block size or stamp differs from a rank's is
- * OBC_ERR_MISMATCH on that rank, naming both. select.c picks it from
- * OBC_GATHER_CMA_MIN_BYTES per block.
+ *      call, claims one of the root's n - 1 pieces (bcast_cma.c's counts,
+ *      which must move in step: claimed and done alike), copies its block
+ *      in pieces of CMA_PIECE with a health check between, counts its
+ *      piece done, and returns: nobody else touches its buffer;
+ *   3. the root waits until its done count is base + n - 1: it must not
+ *      return while a rank still writes into or reads from its buffer.
+ * A rank that returns early cannot disturb the root's counts in a later
+ * call: whoever touches a rank's counts (a single-copy broadcast's root,
+ * another gather's ranks) first reads that rank's post for that call,
+ * which it makes only once this one is over. Nor does the root need the
+ * others' posts, so they make none. A root whose block size or stamp
+ * differs from a rank's is OBC_ERR_MISMATCH on that rank, naming both.
+ * select.c picks it from OBC_GATHER_CMA_MIN_BYTES per block.
  */
 #include <string.h>
 
@@ -29,12 +33,13 @@
 #define CMA_PIECE (8u << 20)
 
 struct rooted_msg {
-    uint64_t addr; /* the poster's buffer: the root's whole one, a rank's block */
-    uint64_t nbytes; /* the block */
+    uint64_t addr; /* the root's nranks-block buffer */
+    uint64_t nbytes; /* a block */
     uint64_t stamp;
+    uint32_t base; /* the root's piece counts at the start */
 };
 
-enum rooted_phase { PHASE_POST, PHASE_COPY, PHASE_DONE, PHASE_WAIT };
+enum rooted_phase { PHASE_POST, PHASE_COPY, PHASE_WAIT };
 
 struct rooted_state {
     struct obc__algo_ctx *ctx;
@@ -43,7 +48,7 @@ struct rooted_state {
     bool gather;
     uint64_t stamp;
     uint32_t seq;
-    uint32_t target; /* CMA counter value when every rank is done */
+    uint32_t base; /* the root: its piece counts at the start */
 };
 _Static_assert(sizeof(struct rooted_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 
@@ -63,7 +68,7 @@ static void rooted_cma_init(void *state, struct obc__algo_ctx *ctx,
     s->gather = args->coll == OBC_COLL_GATHER;
     s->stamp = obc__algo_stamp(args);
     s->seq = (uint32_t)args->seq + 1; /* mailbox words start at 0 */
-    s->target = ++ctx->persist->cma_epoch * (uint32_t)ctx->nranks;
+    s->base = ctx->rank == args->root ? obc__arena_pieces_base(ctx->arena) : 0;
 }
 
 static obc_result_t bad_root(struct rooted_state *s, const struct rooted_msg *m)
@@ -131,42 +136,45 @@ static obc_result_t rooted_cma_step(void *state, struct obc__wait *w)
     struct rooted_state *s = state;
     const struct obc__seg *g = &s->args->segs[0];
     bool is_root = s->ctx->rank == s->args->root;
+    int root = s->args->root;
     switch (s->phase) {
-    case PHASE_POST: {
-        const void *buf = s->gather == is_root ? g->recv : g->send;
-        struct rooted_msg mine = {(uint64_t)(uintptr_t)buf, s->args->nbytes, s->stamp};
-        obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
+    case PHASE_POST:
         if (is_root) {
+            const void *buf = s->gather ? g->recv : g->send;
+            struct rooted_msg mine = {(uint64_t)(uintptr_t)buf, s->args->nbytes, s->stamp, s->base};
+            obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
             root_own_block(s);
         }
-        s->phase = PHASE_COPY;
-    }
-        __attribute__((fallthrough));
-    case PHASE_COPY:
-        if (!is_root) {
-            struct rooted_msg m;
-            if (!obc__arena_mailbox_read(s->ctx->arena, s->args->root, s->seq, &m, sizeof(m), w)) {
-                w->peer = s->args->root;
-                return OBC_IN_PROGRESS;
-            }
-            if (m.stamp != s->stamp || m.nbytes != s->args->nbytes) {
-                return bad_root(s, &m);
-            }
-            obc_result_t res = m.nbytes > 0 ? copy_block(s, m.addr) : OBC_SUCCESS;
-            if (res != OBC_SUCCESS) {
-                return res;
-            }
+        s->phase = is_root ? PHASE_WAIT : PHASE_COPY;
+        return rooted_cma_step(state, w);
+    case PHASE_COPY: {
+        struct rooted_msg m;
+        uint32_t piece;
+        if (!obc__arena_mailbox_read(s->ctx->arena, root, s->seq, &m, sizeof(m), w)) {
+            w->peer = root;
+            return OBC_IN_PROGRESS;
         }
-        s->phase = PHASE_DONE;
-        __attribute__((fallthrough));
-    case PHASE_DONE:
-        obc__arena_counter_add(s->ctx->arena, OBC_CTR_CMA_DONE, 1);
-        s->phase = PHASE_WAIT;
-        __attribute__((fallthrough));
+        if (m.stamp != s->stamp || m.nbytes != s->args->nbytes) {
+            return bad_root(s, &m);
+        }
+        if (!obc__arena_piece_claim(s->ctx->arena, root, m.base, (uint32_t)s->ctx->nranks - 1,
+                                    &piece)) {
+            return obc__err_set(s->ctx->err, OBC_ERR_INTERNAL,
+                                "%s #%llu: rank %d found no piece of root rank %d left to claim",
+                                obc__coll_name(s->args->coll), (unsigned long long)s->args->seq,
+                                s->ctx->rank, root);
+        }
+        obc_result_t res = m.nbytes > 0 ? copy_block(s, m.addr) : OBC_SUCCESS;
+        if (res == OBC_SUCCESS) {
+            obc__arena_piece_done(s->ctx->arena, root);
+        }
+        return res;
+    }
     case PHASE_WAIT:
-        return obc__arena_counter_reached(s->ctx->arena, OBC_CTR_CMA_DONE, s->target, w)
-            ? OBC_SUCCESS
-            : OBC_IN_PROGRESS;
+        if (!obc__arena_pieces_reached(s->ctx->arena, s->base + (uint32_t)s->ctx->nranks - 1, w)) {
+            return OBC_IN_PROGRESS;
+        }
+        return OBC_SUCCESS;
     }
     return OBC_ERR_INTERNAL;
 }
