@@ -17,8 +17,9 @@
 #include "obct.h"
 
 #define ROUNDS 12
-#define BLOCK (96u << 10) /* bytes: above OBC_GATHER_CMA_MIN_BYTES and OBC_ALLTOALL_CMA_MIN_BYTES \
-                           */
+#define BLOCK \
+    (96u << 10) /* bytes: above OBC_GATHER_CMA_MIN_BYTES and OBC_ALLTOALL_CMA_MIN_BYTES \
+                 */
 
 /* The byte of rank src's block for rank dst at offset i, round r. */
 static unsigned char pattern(int r, int src, int dst, size_t i)
