@@ -561,16 +561,17 @@ const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
     return a;
 }
 
-/* 64-bit FNV-1a over the fields every rank must agree on. */
+/* One value into the hash: a multiply and a fold of the high half into
+ * the low one (the stamp keeps the low 32 bits), so every bit of v moves
+ * the result. Eight byte-wise FNV rounds per value cost a root about 5% of
+ * a small broadcast (perf, 2 ranks, 8 B back to back). */
 static uint64_t mix(uint64_t h, uint64_t v)
 {
-    for (int i = 0; i < 8; i++) {
-        h ^= (v >> (8 * i)) & 0xff;
-        h *= 0x100000001b3ull;
-    }
-    return h;
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 32);
 }
 
+/* A hash of the fields every rank must agree on, under the sequence number. */
 uint64_t obc__algo_stamp(const struct obc__coll_args *args)
 {
     uint64_t h = 0xcbf29ce484222325ull;
