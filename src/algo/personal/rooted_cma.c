@@ -38,6 +38,7 @@ struct rooted_msg {
     uint64_t stamp;
     uint32_t base; /* the root's piece counts at the start */
 };
+_Static_assert(sizeof(struct rooted_msg) <= OBC_MAILBOX_BYTES, "a post fits a mailbox");
 
 enum rooted_phase { PHASE_POST, PHASE_COPY, PHASE_WAIT };
 
