@@ -161,7 +161,8 @@ void obc__arena_board_flag_store(struct obc__arena *a, int idx, uint32_t value);
 bool obc__arena_board_flag_reached(struct obc__arena *a, int owner, int idx, uint32_t target,
                                    struct obc__wait *w);
 
-/* Single-copy transfers with a peer's memory (requires has_cma). */
+/* Single-copy transfers with a peer's memory (requires has_cma), any size:
+ * in pieces, with the arena's health checked between them. */
 obc_result_t obc__arena_peer_read(struct obc__arena *a, int peer, void *dst, const void *src,
                                   size_t nbytes);
 obc_result_t obc__arena_peer_write(struct obc__arena *a, int peer, const void *src, void *dst,
@@ -183,9 +184,8 @@ struct obc__wait_policy obc__arena_wait_policy(const struct obc__arena *a);
  * waiter calls it between polls and sleeps (OBC_ERR_ABORTED /
  * OBC_ERR_PEER_LOST / the aborting rank's code). */
 obc_result_t obc__arena_health(struct obc__arena *a);
-/* The rank named by the arena's abort (a dead or aborting rank), or -1;
- * the abort's whole verdict word (transport.h), or 0. */
-int obc__arena_culprit(const struct obc__arena *a);
+/* The arena's abort as a verdict word (transport.h: why, and the ranks it
+ * names, a dead or aborting one or a disagreeing pair), or 0. */
 uint64_t obc__arena_verdict(const struct obc__arena *a);
 /* Break the arena for every local rank: their waits fail with `code`. */
 void obc__arena_abort(struct obc__arena *a, obc_result_t code, int culprit_rank);

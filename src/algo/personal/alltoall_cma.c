@@ -20,14 +20,12 @@
  * Out of place only: in place, a peer could read a block this rank has
  * already overwritten (select.c leaves in place to the pairwise exchange).
  * A peer whose block size or stamp differs is OBC_ERR_MISMATCH naming it.
- * Copies go in pieces of CMA_PIECE so an abort or a dead peer is noticed
- * between them. select.c picks it from OBC_ALLTOALL_CMA_MIN_BYTES per block.
+ * The reads notice an abort or a dead peer between 8 MiB pieces
+ * (obc__arena_peer_read). select.c picks it from OBC_ALLTOALL_CMA_MIN_BYTES per block.
  */
 #include <string.h>
 
 #include "algo/personal/px.h"
-
-#define CMA_PIECE (8u << 20)
 
 struct a2a_msg {
     uint64_t addr; /* the poster's sendbuf */
@@ -97,17 +95,7 @@ static obc_result_t read_block(struct a2a_state *s, int peer, uint64_t addr)
     size_t blk = s->args->nbytes;
     const char *src = (const char *)(uintptr_t)addr + (size_t)s->ctx->rank * blk;
     char *dst = (char *)s->args->segs[0].recv + (size_t)peer * blk;
-    for (size_t off = 0; off < blk; off += CMA_PIECE) {
-        size_t k = blk - off < CMA_PIECE ? blk - off : CMA_PIECE;
-        obc_result_t res = obc__arena_health(s->ctx->arena);
-        if (res == OBC_SUCCESS) {
-            res = obc__arena_peer_read(s->ctx->arena, peer, dst + off, src + off, k);
-        }
-        if (res != OBC_SUCCESS) {
-            return res;
-        }
-    }
-    return OBC_SUCCESS;
+    return obc__arena_peer_read(s->ctx->arena, peer, dst, src, blk);
 }
 
 static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)

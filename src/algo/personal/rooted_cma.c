@@ -13,9 +13,8 @@
  *      and copies its own block unless it is in place;
  *   2. every other rank reads the root's post, checks it against its own
  *      call, claims one of the root's n - 1 pieces (bcast_cma.c's counts,
- *      which must move in step: claimed and done alike), copies its block
- *      in pieces of CMA_PIECE with a health check between, counts its
- *      piece done, and returns: nobody else touches its buffer;
+ *      which must move in step: claimed and done alike), copies its block,
+ *      counts its piece done, and returns: nobody else touches its buffer;
  *   3. the root waits until its done count is base + n - 1: it must not
  *      return while a rank still writes into or reads from its buffer.
  * A rank that returns early cannot disturb the root's counts in a later
@@ -29,8 +28,6 @@
 #include <string.h>
 
 #include "algo/personal/px.h"
-
-#define CMA_PIECE (8u << 20)
 
 struct rooted_msg {
     uint64_t addr; /* the root's nranks-block buffer */
@@ -100,21 +97,8 @@ static obc_result_t copy_block(struct rooted_state *s, uint64_t root_addr)
     const struct obc__seg *g = &s->args->segs[0];
     size_t blk = s->args->nbytes;
     char *remote = (char *)(uintptr_t)root_addr + (size_t)s->ctx->rank * blk;
-    for (size_t off = 0; off < blk; off += CMA_PIECE) {
-        size_t k = blk - off < CMA_PIECE ? blk - off : CMA_PIECE;
-        obc_result_t res = obc__arena_health(s->ctx->arena);
-        if (res == OBC_SUCCESS && s->gather) {
-            res = obc__arena_peer_write(s->ctx->arena, s->args->root, (const char *)g->send + off,
-                                        remote + off, k);
-        } else if (res == OBC_SUCCESS) {
-            res = obc__arena_peer_read(s->ctx->arena, s->args->root, (char *)g->recv + off,
-                                       remote + off, k);
-        }
-        if (res != OBC_SUCCESS) {
-            return res;
-        }
-    }
-    return OBC_SUCCESS;
+    return s->gather ? obc__arena_peer_write(s->ctx->arena, s->args->root, g->send, remote, blk)
+                     : obc__arena_peer_read(s->ctx->arena, s->args->root, g->recv, remote, blk);
 }
 
 /* The root's own block, unless the call is in place (send == recv). */

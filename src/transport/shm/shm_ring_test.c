@@ -127,7 +127,7 @@ static void abort_ends_health(void **state)
     assert_int_equal(obc__arena_health(reader), OBC_SUCCESS);
     obc__arena_abort(writer, OBC_ERR_ABORTED, 0);
     assert_int_equal(obc__arena_health(reader), OBC_ERR_ABORTED);
-    assert_int_equal(obc__arena_culprit(reader), 0);
+    assert_int_equal(obc__verdict_rank(obc__arena_verdict(reader)), 0);
 }
 
 int main(void)

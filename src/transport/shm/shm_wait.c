@@ -54,12 +54,6 @@ uint64_t obc__arena_verdict(const struct obc__arena *a)
     return atomic_load_explicit(&a->hdr->abort_word, memory_order_acquire);
 }
 
-int obc__arena_culprit(const struct obc__arena *a)
-{
-    uint64_t word = obc__arena_verdict(a);
-    return word == 0 ? -1 : obc__verdict_rank(word);
-}
-
 static obc_result_t report_abort(struct obc__arena *a, uint64_t word)
 {
     int who = obc__verdict_rank(word), other = obc__verdict_other(word);

@@ -375,12 +375,6 @@ uint64_t obc__tcp_link_verdict(const struct obc__tcp *t, int peer)
     return atomic_load(&t->links[peer].remote_verdict);
 }
 
-int obc__tcp_link_culprit(const struct obc__tcp *t, int peer)
-{
-    uint64_t verdict = obc__tcp_link_verdict(t, peer);
-    return verdict == 0 ? -1 : obc__verdict_rank(verdict);
-}
-
 bool obc__tcp_link_departed(const struct obc__tcp *t, int peer)
 {
     return atomic_load(&t->links[peer].departed);

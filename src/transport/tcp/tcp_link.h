@@ -59,8 +59,7 @@ void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns);
 void obc__tcp_tell_failure(struct obc__tcp *t, obc_result_t code, int culprit);
 /* The same with a whole verdict word (transport.h: both ranks of a pair). */
 void obc__tcp_tell_verdict(struct obc__tcp *t, uint64_t verdict);
-/* The rank a peer's failure notice named, or -1; its whole word, or 0. */
-int obc__tcp_link_culprit(const struct obc__tcp *t, int peer);
+/* A peer's failure notice: its verdict word (why, whom), or 0. */
 uint64_t obc__tcp_link_verdict(const struct obc__tcp *t, int peer);
 /* Whether the peer said goodbye (destroyed its communicator). */
 bool obc__tcp_link_departed(const struct obc__tcp *t, int peer);

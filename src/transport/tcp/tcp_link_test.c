@@ -225,7 +225,7 @@ static void notice_then_silence(void **state)
     struct pair *p = *state;
     obc__tcp_tell_failure(p->a, OBC_ERR_PEER_LOST, 7);
     assert_int_equal(wait_for_failure(p->b), OBC_ERR_PEER_LOST);
-    assert_int_equal(obc__tcp_link_culprit(p->b, 0), 7);
+    assert_int_equal(obc__verdict_rank(obc__tcp_link_verdict(p->b, 0)), 7);
     /* Long enough for b's thread to pump its failed link a few times. */
     obc__sleep_ns(300000000);
     assert_int_equal(obc__tcp_link_error(p->a, 0), OBC_SUCCESS);
@@ -240,7 +240,7 @@ static void abort_names_aborter(void **state)
     struct pair *p = *state;
     obc__tcp_abort(p->a, 3);
     assert_int_equal(wait_for_failure(p->b), OBC_ERR_ABORTED);
-    assert_int_equal(obc__tcp_link_culprit(p->b, 0), 3);
+    assert_int_equal(obc__verdict_rank(obc__tcp_link_verdict(p->b, 0)), 3);
     assert_false(obc__tcp_link_departed(p->b, 0));
     /* The aborting side's own socket is shut: its link fails too, as aborted. */
     assert_int_equal(wait_for_failure(p->a), OBC_ERR_ABORTED);
@@ -257,7 +257,6 @@ static void mismatch_names_both(void **state)
     assert_int_equal(obc__verdict_code(verdict), OBC_ERR_MISMATCH);
     assert_int_equal(obc__verdict_rank(verdict), 2);
     assert_int_equal(obc__verdict_other(verdict), 3);
-    assert_int_equal(obc__tcp_link_culprit(p->b, 0), 2);
 }
 
 /* The word keeps every field apart: ranks 0 and -1 (none), large ranks. */
