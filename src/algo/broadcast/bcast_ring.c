@@ -38,6 +38,7 @@ struct ring_state {
     const struct obc__coll_args *args;
     int ring;
     bool is_root;
+    bool own_copy; /* root: some segment is out of place (recv != send) */
     uint64_t stamp;
     uint64_t first_pos;
     uint64_t nslots;
@@ -109,6 +110,9 @@ static void ring_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
     s->nslots = (args->nbytes + s->slot_bytes - 1) / s->slot_bytes;
     s->first_pos = obc__arena_ring_reserve(ctx->arena, ring, s->nslots);
     s->mapped = ring == OBC_RING_STAGE && args->plan.mapped ? MAPPED_UNTRIED : MAPPED_NO;
+    for (size_t i = 0; s->is_root && i < args->nsegs; i++) {
+        s->own_copy |= args->segs[i].recv != args->segs[i].send;
+    }
 }
 
 /* The root's one-copy mode: slot 0 describes its buffers, its own copy
@@ -161,7 +165,9 @@ static obc_result_t root_step(struct ring_state *s, struct obc__wait *w)
         /* The root's own copy out of place, after the publish: readers
          * need not wait for it. From send, not from the slot: once the
          * readers release it, another root's broadcast may refill it. */
-        cursor_copy(s, &from, NULL, n, OWN);
+        if (s->own_copy) {
+            cursor_copy(s, &from, NULL, n, OWN);
+        }
     }
     return OBC_SUCCESS;
 }
