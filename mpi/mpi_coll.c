@@ -14,7 +14,7 @@
 
 OBC_MPI_EXPORT int MPI_Barrier(MPI_Comm comm)
 {
-    obc_comm_t *oc = obc__mpi_comm(comm);
+    obc_comm_t *oc = obc__mpi_comm_sized(comm, OBC__MPI_BARRIER, 0);
     if (oc == NULL) {
         obc__mpi_count_passed();
         return PMPI_Barrier(comm);
@@ -28,7 +28,7 @@ OBC_MPI_EXPORT int MPI_Barrier(MPI_Comm comm)
  * each rank describes it with. */
 OBC_MPI_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    obc_comm_t *oc = obc__mpi_comm(comm);
+    obc_comm_t *oc = obc__mpi_comm_sized(comm, OBC__MPI_BCAST, obc__mpi_bytes(count, type));
     struct obc__mpi_view v;
     if (oc == NULL) {
         obc__mpi_count_passed();
@@ -47,7 +47,9 @@ OBC_MPI_EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, 
 OBC_MPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    obc_comm_t *oc = obc__mpi_comm(comm);
+    /* recvcount: significant on every rank, in place too */
+    obc_comm_t *oc =
+        obc__mpi_comm_sized(comm, OBC__MPI_ALLGATHER, obc__mpi_bytes(recvcount, recvtype));
     struct obc__mpi_view s;
     struct obc__mpi_view v;
     bool in_place = sendbuf == MPI_IN_PLACE;
@@ -79,17 +81,20 @@ OBC_MPI_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatyp
     return obc__mpi_finish(comm, "MPI_Allgather", oc, r, &s, &v, (long long)recvcount * nranks);
 }
 
-/* A reduction is obc's when its op and its basic element type are; MPI
- * requires both to agree on every rank. */
-static obc_comm_t *reduction_comm(MPI_Comm comm, MPI_Datatype type, MPI_Op op, obc_dtype_t *dtype,
+/* A reduction is obc's when its op and its basic element type are (MPI
+ * requires both to agree on every rank) and its count of type is not below
+ * obc's minimum for call. */
+static obc_comm_t *reduction_comm(MPI_Comm comm, enum obc__mpi_call call, int count,
+                                  MPI_Datatype type, MPI_Op op, obc_dtype_t *dtype,
                                   obc_redop_t *redop, size_t *per_item)
 {
-    if (!obc__mpi_reduce_op(op, redop) || !obc__mpi_reduce_dtype(type, dtype, per_item)) {
-        /* still set up the layer (the first call may be a passed one) */
-        obc__mpi_comm(MPI_COMM_NULL);
+    /* the size first: a small call is passed without the table lookups */
+    obc_comm_t *oc = obc__mpi_comm_sized(comm, call, obc__mpi_bytes(count, type));
+    if (oc == NULL || !obc__mpi_reduce_op(op, redop) ||
+        !obc__mpi_reduce_dtype(type, dtype, per_item)) {
         return NULL;
     }
-    return obc__mpi_comm(comm);
+    return oc;
 }
 
 OBC_MPI_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
@@ -101,7 +106,7 @@ OBC_MPI_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, 
     struct obc__mpi_view s;
     struct obc__mpi_view v;
     bool in_place = sendbuf == MPI_IN_PLACE;
-    obc_comm_t *oc = reduction_comm(comm, type, op, &dt, &rop, &per);
+    obc_comm_t *oc = reduction_comm(comm, OBC__MPI_ALLREDUCE, count, type, op, &dt, &rop, &per);
     if (oc == NULL) {
         obc__mpi_count_passed();
         return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
@@ -133,7 +138,7 @@ OBC_MPI_EXPORT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI
     size_t per = 0;
     struct obc__mpi_view s;
     struct obc__mpi_view v;
-    obc_comm_t *oc = reduction_comm(comm, type, op, &dt, &rop, &per);
+    obc_comm_t *oc = reduction_comm(comm, OBC__MPI_REDUCE, count, type, op, &dt, &rop, &per);
     if (oc == NULL) {
         obc__mpi_count_passed();
         return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
@@ -181,7 +186,8 @@ OBC_MPI_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, 
     struct obc__mpi_view s;
     struct obc__mpi_view v;
     bool in_place = sendbuf == MPI_IN_PLACE;
-    obc_comm_t *oc = reduction_comm(comm, type, op, &dt, &rop, &per);
+    obc_comm_t *oc =
+        reduction_comm(comm, OBC__MPI_REDUCE_SCATTER_BLOCK, recvcount, type, op, &dt, &rop, &per);
     if (oc == NULL) {
         obc__mpi_count_passed();
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);

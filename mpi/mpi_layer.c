@@ -9,17 +9,20 @@
  */
 #include "mpi_layer.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One MPI communicator's obc communicator. oc is NULL when it could not be
  * made on every rank: comm is then passed to MPI for good. */
 struct obc__mpi_entry {
     obc_comm_t *oc;
+    bool is_crowded; /* some host has more of comm's ranks than CPUs (all agree) */
     MPI_Comm mcomm;
     struct obc__mpi_entry *next;
 };
@@ -89,15 +92,31 @@ static void setup(void)
     }
 }
 
-/* Make comm's obc communicator: rank 0 makes the id, PMPI_Bcast hands it to
+/* Whether this host has more of comm's ranks than CPUs (where obc's waits
+ * sleep and MPI's small-message path, which spins, is the better one for
+ * some calls: mpi_size.c). A failed query counts as not crowded. */
+static bool host_is_crowded(MPI_Comm comm)
+{
+    MPI_Comm local = MPI_COMM_NULL;
+    int nlocal = 1;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS) {
+        return false;
+    }
+    PMPI_Comm_size(local, &nlocal);
+    PMPI_Comm_free(&local);
+    return cpus > 0 && nlocal > cpus;
+}
+
+/* Make e's obc communicator: rank 0 makes the id, PMPI_Bcast hands it to
  * all, each joins; then one PMPI_Allreduce makes the outcome common, so a
- * rank that failed never leaves the others serving alone. */
-static obc_comm_t *make_comm(MPI_Comm comm)
+ * rank that failed never leaves the others serving alone, and makes every
+ * rank count comm as crowded when one host is. */
+static void make_comm(struct obc__mpi_entry *e, MPI_Comm comm)
 {
     int rank = 0;
     int nranks = 1;
     int ok = 1;
-    int all_ok = 0;
     obc_unique_id_t id;
     obc_comm_t *oc = NULL;
     PMPI_Comm_rank(comm, &rank);
@@ -119,8 +138,11 @@ static obc_comm_t *make_comm(MPI_Comm comm)
             ok = 0;
         }
     }
-    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!all_ok && oc != NULL) {
+    /* the minimum of {made here, this host not crowded} */
+    int mine[2] = {ok, !host_is_crowded(comm)};
+    int all[2] = {0, 0};
+    PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, comm);
+    if (!all[0] && oc != NULL) {
         obc_comm_destroy(oc);
         oc = NULL;
     }
@@ -129,10 +151,13 @@ static obc_comm_t *make_comm(MPI_Comm comm)
     if (oc != NULL && !env.has_timeout) {
         obc_comm_set_timeout(oc, 0);
     }
-    return oc;
+    e->oc = oc;
+    e->is_crowded = !all[1];
 }
 
-obc_comm_t *obc__mpi_comm(MPI_Comm comm)
+/* comm's entry, made at its first call (collective then), or NULL when the
+ * layer is off or comm is not an intra-communicator. */
+static struct obc__mpi_entry *entry_of(MPI_Comm comm)
 {
     int is_inter = 0;
     int flag = 0;
@@ -146,20 +171,47 @@ obc_comm_t *obc__mpi_comm(MPI_Comm comm)
         return NULL;
     }
     if (PMPI_Comm_get_attr(comm, keyval, &attr, &flag) == MPI_SUCCESS && flag) {
-        return ((struct obc__mpi_entry *)attr)->oc;
+        return attr;
     }
     struct obc__mpi_entry *e = calloc(1, sizeof *e);
     if (e == NULL) {
         return NULL; /* every rank of a failed malloc would differ: see docs/mpi.md */
     }
     e->mcomm = comm;
-    e->oc = make_comm(comm);
+    make_comm(e, comm);
     pthread_mutex_lock(&entries_lock);
     e->next = entries;
     entries = e;
     pthread_mutex_unlock(&entries_lock);
     PMPI_Comm_set_attr(comm, keyval, e);
+    return e;
+}
+
+obc_comm_t *obc__mpi_comm_sized(MPI_Comm comm, enum obc__mpi_call call, long long nbytes)
+{
+    /* Too small crowded or not: pass at once, without the attribute lookup
+     * (a passed call should cost what MPI's own does). Every rank decides
+     * alike, so the communicator's entry is still made at the same call on
+     * every rank: the first one that needs it. */
+    pthread_once(&setup_once, setup);
+    if (nbytes < obc__mpi_min_bytes(&env, call, false) &&
+        nbytes < obc__mpi_min_bytes(&env, call, true)) {
+        return NULL;
+    }
+    struct obc__mpi_entry *e = entry_of(comm);
+    if (e == NULL || e->oc == NULL || nbytes < obc__mpi_min_bytes(&env, call, e->is_crowded)) {
+        return NULL;
+    }
     return e->oc;
+}
+
+long long obc__mpi_bytes(long long count, MPI_Datatype type)
+{
+    int size = 0;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size == MPI_UNDEFINED || size < 0) {
+        return LLONG_MAX;
+    }
+    return size > 0 && count > LLONG_MAX / size ? LLONG_MAX : count * size;
 }
 
 static bool other_code(const char *msg, int *code)

@@ -4,10 +4,11 @@
  * its own: libobc_mpi.so for Open MPI, libobc_mpi_mpich.so for MPICH). Its
  * files include only obc.h, mpi.h, libc and this header (tools/check.sh).
  *
- * Every interposed MPI_<Coll> asks obc__mpi_comm whether obc serves the
- * call; the answer depends only on what all ranks of the call agree on (the
- * communicator, and for reductions the op and the basic element type), so
- * either every rank serves or every rank passes to PMPI (docs/mpi.md).
+ * Every interposed MPI_<Coll> asks obc__mpi_comm_sized whether obc serves
+ * the call; the answer depends only on what all ranks of the call agree on
+ * (the communicator, the size the call names, and for reductions the op and
+ * the basic element type), so either every rank serves or every rank passes
+ * to PMPI (docs/mpi.md).
  */
 #ifndef OBC_MPI_LAYER_H
 #define OBC_MPI_LAYER_H
@@ -28,14 +29,40 @@ struct obc__mpi_env {
     bool is_enabled; /* OBC_MPI, default 1; 0 passes every call to MPI */
     bool is_report; /* OBC_MPI_REPORT=1: the served/passed line at MPI_Finalize */
     bool has_timeout; /* OBC_TIMEOUT is set: keep obc's timeout, else wait forever */
+    long long min_bytes; /* OBC_MPI_MIN_BYTES, or -1 (unset): mpi_size.c's table */
 };
 void obc__mpi_env_read(struct obc__mpi_env *env);
 
-/* The obc communicator serving comm, made at its first served call, or NULL:
- * the layer is off, comm is an inter-communicator or its obc communicator
- * could not be made on every rank. The same answer on every rank of comm.
- * Collective on the first call for comm (PMPI_Bcast of the unique id). */
-obc_comm_t *obc__mpi_comm(MPI_Comm comm);
+/* The interposed calls, for the size rule (mpi_size.c). */
+enum obc__mpi_call {
+    OBC__MPI_BARRIER,
+    OBC__MPI_BCAST,
+    OBC__MPI_ALLREDUCE,
+    OBC__MPI_REDUCE,
+    OBC__MPI_ALLGATHER,
+    OBC__MPI_REDUCE_SCATTER_BLOCK,
+    OBC__MPI_ALLTOALL,
+    OBC__MPI_GATHER,
+    OBC__MPI_SCATTER,
+};
+
+/* The obc communicator serving a call on comm that names nbytes bytes (its
+ * count times its type's size, as OSU's size column counts them; a barrier
+ * names 0), or NULL: the call is smaller than obc's minimum for it (where
+ * MPI's own small-message path is faster), the layer is off, comm is an
+ * inter-communicator, or its obc communicator could not be made on every
+ * rank. Every input is the same on every rank, so every rank gets the same
+ * answer. Collective at the first call for comm that is not too small
+ * (comm's obc communicator is made then: PMPI_Bcast of the unique id). */
+obc_comm_t *obc__mpi_comm_sized(MPI_Comm comm, enum obc__mpi_call call, long long nbytes);
+/* The bytes that count items of type name (LLONG_MAX if MPI cannot say:
+ * the call is then served, and the view reports the error). */
+long long obc__mpi_bytes(long long count, MPI_Datatype type);
+/* The smallest call obc serves: OBC_MPI_MIN_BYTES when set (env), else
+ * the measured table, which differs when the communicator's ranks on a
+ * host outnumber its CPUs (is_crowded, agreed by all ranks). */
+long long obc__mpi_min_bytes(const struct obc__mpi_env *env, enum obc__mpi_call call,
+                             bool is_crowded);
 
 /* Counters for OBC_MPI_REPORT; thread-safe. */
 void obc__mpi_count_served(void);

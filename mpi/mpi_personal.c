@@ -13,7 +13,8 @@
 OBC_MPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    obc_comm_t *oc = obc__mpi_comm(comm);
+    obc_comm_t *oc =
+        obc__mpi_comm_sized(comm, OBC__MPI_ALLTOALL, obc__mpi_bytes(recvcount, recvtype));
     struct obc__mpi_view s;
     struct obc__mpi_view v;
     bool in_place = sendbuf == MPI_IN_PLACE;
@@ -49,7 +50,13 @@ OBC_MPI_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype s
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                               MPI_Comm comm)
 {
-    obc_comm_t *oc = obc__mpi_comm(comm);
+    /* a block's size from the arguments significant on this rank */
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    long long nbytes = rank == root && sendbuf == MPI_IN_PLACE
+        ? obc__mpi_bytes(recvcount, recvtype)
+        : obc__mpi_bytes(sendcount, sendtype);
+    obc_comm_t *oc = obc__mpi_comm_sized(comm, OBC__MPI_GATHER, nbytes);
     struct obc__mpi_view s;
     struct obc__mpi_view v;
     if (oc == NULL) {
@@ -93,7 +100,13 @@ OBC_MPI_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype 
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                                MPI_Comm comm)
 {
-    obc_comm_t *oc = obc__mpi_comm(comm);
+    /* a block's size from the arguments significant on this rank */
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    long long nbytes = rank == root && recvbuf == MPI_IN_PLACE
+        ? obc__mpi_bytes(sendcount, sendtype)
+        : obc__mpi_bytes(recvcount, recvtype);
+    obc_comm_t *oc = obc__mpi_comm_sized(comm, OBC__MPI_SCATTER, nbytes);
     struct obc__mpi_view s;
     struct obc__mpi_view v;
     if (oc == NULL) {

@@ -3,12 +3,16 @@
 # mpi_layer.sh KIND MPIRUN PROG LAYER NRANKS MODE... - run the MPI
 # program PROG (mpi_layer_check or a script) under MPIRUN at NRANKS ranks,
 # once per MODE:
-#   layer  LD_PRELOAD=LAYER, OBC_MPI_REPORT=1: PROG must pass, and the
-#          layer's line must say it served exactly the calls PROG says it
-#          should have and passed the rest: the served calls went through obc;
+#   layer  LD_PRELOAD=LAYER, OBC_MPI_REPORT=1, OBC_MPI_MIN_BYTES=0 (no call
+#          too small for obc): PROG must pass, and the layer's line must say
+#          it served exactly the calls PROG says it should have and passed
+#          the rest: the served calls went through obc;
+#   sized  the same with OBC_MPI_MIN_BYTES=4096 (PROG counts by it);
+#   table  the same with the layer's own size table: served + passed must
+#          be the total PROG prints ("expect total N");
 #   off    the same with OBC_MPI=0: everything passed to MPI;
 #   plain  no layer: PROG passes on MPI alone (its checks are MPI's answers);
-#   fault  PROG is mpi_fault, whose last rank kills itself: the launcher is
+#   fault  PROG is mpi_fault (OBC_MPI_MIN_BYTES=0), whose last rank kills itself: the launcher is
 #          told not to end the job at once, and every survivor must report
 #          MPI_ERR_OTHER from its MPI_Allreduce within 30 s (the layer sets no
 #          timeout) with the layer's message naming the lost rank.
@@ -26,12 +30,14 @@ run() { # run MODE
     openmpi)
         set -- --allow-run-as-root --oversubscribe -n "$n"
         [ "$mode" = plain ] || set -- "$@" -x LD_PRELOAD="$layer" -x OBC_MPI_REPORT=1
+        [ -n "$min_bytes" ] && set -- "$@" -x OBC_MPI_MIN_BYTES="$min_bytes"
         [ "$mode" = off ] && set -- "$@" -x OBC_MPI=0
         [ "$mode" = fault ] && set -- --enable-recovery "$@"
         ;;
     mpich)
         set -- -n "$n"
         [ "$mode" = plain ] || set -- "$@" -genv LD_PRELOAD "$layer" -genv OBC_MPI_REPORT 1
+        [ -n "$min_bytes" ] && set -- "$@" -genv OBC_MPI_MIN_BYTES "$min_bytes"
         [ "$mode" = off ] && set -- "$@" -genv OBC_MPI 0
         [ "$mode" = fault ] && set -- -disable-auto-cleanup "$@"
         ;;
@@ -45,6 +51,11 @@ run() { # run MODE
 
 for mode in "$@"; do
     start=$(date +%s)
+    case $mode in
+    layer | off | fault) min_bytes=0 ;;
+    sized) min_bytes=4096 ;;
+    *) min_bytes= ;;
+    esac
     run
     rc=$?
     if [ "$mode" = fault ]; then
@@ -67,8 +78,19 @@ for mode in "$@"; do
         echo "mpi_layer: $kind $mode at $n ranks: exit status $rc"
         exit 1
     fi
-    expect=$(sed -n 's/^.*expect served \([0-9]*\) passed \([0-9]*\)$/\1 \2/p' "$out")
     got=$(sed -n 's/^obc-mpi: served \([0-9]*\) calls through obc, passed \([0-9]*\) to MPI$/\1 \2/p' "$out")
+    if [ "$mode" = table ]; then
+        total=$(sed -n 's/^.*expect total \([0-9]*\)$/\1/p' "$out")
+        set -- $got
+        if [ -z "$total" ] || [ -z "$got" ] || [ $(($1 + $2)) -ne "$total" ]; then
+            cat "$out"
+            echo "mpi_layer: $kind table at $n ranks: the layer reports '${got:-no line}', expected $total calls in all"
+            exit 1
+        fi
+        echo "mpi_layer: $kind table at $n ranks: ok, served/passed '$got' of $total ($(($(date +%s) - start)) s)"
+        continue
+    fi
+    expect=$(sed -n 's/^.*expect served \([0-9]*\) passed \([0-9]*\)$/\1 \2/p' "$out")
     if [ -z "$expect" ]; then
         cat "$out"
         echo "mpi_layer: $prog printed no 'expect served N passed M' line"
@@ -77,7 +99,7 @@ for mode in "$@"; do
     set -- $expect
     s=$1 p=$2
     case $mode in
-    layer) want="$s $p" ;;
+    layer | sized) want="$s $p" ;;
     off) want="0 $((s + p))" ;;
     plain) want="" ;;
     esac
