@@ -44,18 +44,26 @@ OBC_MPI_EXPORT int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype
     return obc__mpi_finish(comm, "MPI_Alltoall", oc, r, &s, &v, (long long)recvcount * nranks);
 }
 
+/* A gather's or scatter's block size from the arguments that mean
+ * something on this rank: its own side (count, type), except on a root
+ * whose own side is MPI_IN_PLACE, where the block is its other side's. */
+static long long block_bytes(MPI_Comm comm, int root, bool root_in_place, int count,
+                             MPI_Datatype type, int other_count, MPI_Datatype other_type)
+{
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    return rank == root && root_in_place ? obc__mpi_bytes(other_count, other_type)
+                                         : obc__mpi_bytes(count, type);
+}
+
 /* The root's MPI_IN_PLACE: its own block already lies in recvbuf, which is
  * obc's sendbuf == recvbuf on the root. */
 OBC_MPI_EXPORT int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                               void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                               MPI_Comm comm)
 {
-    /* a block's size from the arguments significant on this rank */
-    int rank = 0;
-    PMPI_Comm_rank(comm, &rank);
-    long long nbytes = rank == root && sendbuf == MPI_IN_PLACE
-        ? obc__mpi_bytes(recvcount, recvtype)
-        : obc__mpi_bytes(sendcount, sendtype);
+    long long nbytes =
+        block_bytes(comm, root, sendbuf == MPI_IN_PLACE, sendcount, sendtype, recvcount, recvtype);
     obc_comm_t *oc = obc__mpi_comm_sized(comm, OBC__MPI_GATHER, nbytes);
     struct obc__mpi_view s;
     struct obc__mpi_view v;
@@ -100,12 +108,8 @@ OBC_MPI_EXPORT int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype 
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                                MPI_Comm comm)
 {
-    /* a block's size from the arguments significant on this rank */
-    int rank = 0;
-    PMPI_Comm_rank(comm, &rank);
-    long long nbytes = rank == root && recvbuf == MPI_IN_PLACE
-        ? obc__mpi_bytes(sendcount, sendtype)
-        : obc__mpi_bytes(recvcount, recvtype);
+    long long nbytes =
+        block_bytes(comm, root, recvbuf == MPI_IN_PLACE, recvcount, recvtype, sendcount, sendtype);
     obc_comm_t *oc = obc__mpi_comm_sized(comm, OBC__MPI_SCATTER, nbytes);
     struct obc__mpi_view s;
     struct obc__mpi_view v;
