@@ -21,11 +21,14 @@
  *   host obc's sleeping waits win from 512 B, except bcast and alltoall,
  *   which stay Open MPI's below 4 KiB, and the barrier, which stays its
  *   always (level at 2 ranks, 1.4-2.2x faster at 4 and 8).
- * - MPICH 4.0: level or behind below 16 KiB, its eager limit, for bcast,
- *   scatter, gather and allgather at 2 ranks; obc wins allreduce, reduce,
- *   alltoall and barrier at every size. On a crowded host MPICH's spinning
- *   takes milliseconds where obc takes microseconds, except for bcast below
- *   16 KiB and scatter below 8 KiB.
+ * - MPICH 4.0: obc wins its reductions, alltoall and barrier at every size;
+ *   its bcast, scatter, gather and allgather are level or up to 2x faster
+ *   than obc's below 16 KiB at 2 ranks. Yet passing those small calls made
+ *   things worse: MPICH's waiting ranks spin without yielding, so next to
+ *   obc's sleeping waits (a served barrier between passed bcasts, in OSU's
+ *   loop) a woken rank waits for a time slice. On a crowded host that took
+ *   small bcasts from 2.5 us to 0.5-7 ms. So under MPICH the layer serves
+ *   every call it can, and its waits are never mixed with MPICH's.
  * OBC_MPI_MIN_BYTES replaces the table by one size for every call (0: obc
  * serves everything it can).
  */
@@ -37,12 +40,13 @@ struct min_bytes {
 };
 
 #if defined(MPICH_VERSION)
+/* Everything served: see the comment above. */
 static const struct min_bytes table[] = {
-    [OBC__MPI_BARRIER] = {0, 0},        [OBC__MPI_BCAST] = {16384, 16384},
-    [OBC__MPI_ALLREDUCE] = {0, 0},      [OBC__MPI_REDUCE] = {0, 0},
-    [OBC__MPI_ALLGATHER] = {16384, 0},  [OBC__MPI_REDUCE_SCATTER_BLOCK] = {0, 0},
-    [OBC__MPI_ALLTOALL] = {0, 0},       [OBC__MPI_GATHER] = {16384, 0},
-    [OBC__MPI_SCATTER] = {16384, 8192},
+    [OBC__MPI_BARRIER] = {0, 0},   [OBC__MPI_BCAST] = {0, 0},
+    [OBC__MPI_ALLREDUCE] = {0, 0}, [OBC__MPI_REDUCE] = {0, 0},
+    [OBC__MPI_ALLGATHER] = {0, 0}, [OBC__MPI_REDUCE_SCATTER_BLOCK] = {0, 0},
+    [OBC__MPI_ALLTOALL] = {0, 0},  [OBC__MPI_GATHER] = {0, 0},
+    [OBC__MPI_SCATTER] = {0, 0},
 };
 #else /* Open MPI */
 static const struct min_bytes table[] = {
