@@ -79,7 +79,7 @@ obc_result_t obc__health_timeout(const struct obc__algo_ctx *ctx, struct obc__bo
     }
     obc_result_t res =
         obc__err_set(ctx->err, OBC_ERR_TIMEOUT,
-                     "%s #%llu (%s%zu bytes) on rank %d: no progress for %.1f s (OBC_TIMEOUT)%s",
+                     "%s #%llu (%s%zu bytes) on rank %d: timeout after %.1f s without progress%s",
                      obc__coll_name(args->coll), (unsigned long long)args->seq, root, args->nbytes,
                      ctx->rank, (double)timeout_ns / 1e9, who);
     /* Tell the other hosts before this rank leaves: to them a goodbye in

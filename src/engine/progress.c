@@ -298,8 +298,8 @@ static obc_result_t p2p_timeout(struct obc__engine *e, int64_t timeout_ns, int p
     char what[OBC_ERR_MSG_BYTES];
     obc__p2p_batch_describe(e->p2p, what, sizeof(what));
     obc_result_t res = obc__err_set(e->ctx.err, OBC_ERR_TIMEOUT,
-                                    "point-to-point on rank %d: no progress for %.1f s "
-                                    "(OBC_TIMEOUT); waiting for: %s",
+                                    "point-to-point on rank %d: timeout after %.1f s without "
+                                    "progress; waiting for: %s",
                                     e->ctx.rank, (double)timeout_ns / 1e9, what);
     obc__p2p_tell_failure(e->ctx.p2p, res, peer >= 0 ? peer : e->ctx.rank);
     return res;
