@@ -86,8 +86,17 @@ def test_empty_numpy_and_torch(comm):
 
 
 def open_fds():
+    """The obc blocks this process holds open: memfds named obc-mem. Only
+    those, because gc.collect() and background threads (torch's stores,
+    earlier tests' objects) may close other fds while the test runs."""
     import os
-    return len(os.listdir("/proc/self/fd"))
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:obc-mem")
+        except OSError:
+            pass  # closed since the listing
+    return count
 
 
 def test_empty_is_freed_with_the_array(comm):
