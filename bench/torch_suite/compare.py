@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: MIT
 """compare.py LOG_A LOG_B: counts per log and the tests whose outcome differs."""
-import json, sys, collections
+import collections
+import json
+import sys
 def load(p):
     return {r["test"]: r for r in map(json.loads, open(p))}
+
+
 logs = [load(p) for p in sys.argv[1:]]
 for p, d in zip(sys.argv[1:], logs):
     c = collections.Counter(r["outcome"] for r in d.values())

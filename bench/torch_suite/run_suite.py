@@ -56,26 +56,42 @@ class TestDistBackendWithSpawn(TestDistBackend, DistributedTest._DistTestBase):
 
 
 class JsonResult(unittest.TextTestResult):
+    """unittest's text result, plus one JSON line per test in logf."""
     logf = None
+
     def startTest(self, test):
         self._t0 = time.time()
         super().startTest(test)
+
     def _log(self, test, outcome, detail=""):
         rec = {"test": test.id().split(".")[-1], "outcome": outcome,
                "secs": round(time.time() - self._t0, 1), "detail": detail[-6000:]}
-        self.logf.write(json.dumps(rec) + "\n"); self.logf.flush()
+        self.logf.write(json.dumps(rec) + "\n")
+        self.logf.flush()
+
     def addSuccess(self, test):
-        super().addSuccess(test); self._log(test, "passed")
+        super().addSuccess(test)
+        self._log(test, "passed")
+
     def addFailure(self, test, err):
-        super().addFailure(test, err); self._log(test, "failed", self._exc_info_to_string(err, test))
+        super().addFailure(test, err)
+        self._log(test, "failed", self._exc_info_to_string(err, test))
+
     def addError(self, test, err):
-        super().addError(test, err); self._log(test, "error", self._exc_info_to_string(err, test))
+        super().addError(test, err)
+        self._log(test, "error", self._exc_info_to_string(err, test))
+
     def addSkip(self, test, reason):
-        super().addSkip(test, reason); self._log(test, "skipped", str(reason))
+        super().addSkip(test, reason)
+        self._log(test, "skipped", str(reason))
+
     def addExpectedFailure(self, test, err):
-        super().addExpectedFailure(test, err); self._log(test, "xfail")
+        super().addExpectedFailure(test, err)
+        self._log(test, "xfail")
+
     def addUnexpectedSuccess(self, test):
-        super().addUnexpectedSuccess(test); self._log(test, "xpass")
+        super().addUnexpectedSuccess(test)
+        self._log(test, "xpass")
 
 
 if __name__ == "__main__":
@@ -88,7 +104,9 @@ if __name__ == "__main__":
     pat = re.compile(a.k, re.I)
     names = sorted(n for n in dir(TestDistBackendWithSpawn) if n.startswith("test") and pat.search(n))
     if a.list:
-        print(len(names)); print("\n".join(names)); sys.exit(0)
+        print(len(names))
+        print("\n".join(names))
+        sys.exit(0)
     suite = unittest.TestSuite(TestDistBackendWithSpawn(n) for n in names)
     JsonResult.logf = open(a.log, "w")
     t0 = time.time()
