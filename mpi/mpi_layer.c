@@ -138,8 +138,9 @@ static void make_comm(struct obc__mpi_entry *e, MPI_Comm comm)
             ok = 0;
         }
     }
-    /* the minimum of {made here, this host not crowded} */
-    int mine[2] = {ok, !host_is_crowded(comm)};
+    /* the minimum of {made here, this host not crowded}; the crowding
+     * query is a collective of its own, made only when the table needs it */
+    int mine[2] = {ok, !(obc__mpi_size_uses_crowding() && host_is_crowded(comm))};
     int all[2] = {0, 0};
     PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, comm);
     if (!all[0] && oc != NULL) {

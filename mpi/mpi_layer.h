@@ -63,6 +63,10 @@ long long obc__mpi_bytes(long long count, MPI_Datatype type);
  * host outnumber its CPUs (is_crowded, agreed by all ranks). */
 long long obc__mpi_min_bytes(const struct obc__mpi_env *env, enum obc__mpi_call call,
                              bool is_crowded);
+/* Whether the table differs between idle and crowded hosts (not under
+ * MPICH, where it is all zeros): if not, nobody asks whether comm is
+ * crowded. The same answer on every rank (the build decides it). */
+bool obc__mpi_size_uses_crowding(void);
 
 /* Counters for OBC_MPI_REPORT; thread-safe. */
 void obc__mpi_count_served(void);

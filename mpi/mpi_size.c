@@ -62,6 +62,16 @@ static const struct min_bytes table[] = {
 };
 #endif
 
+bool obc__mpi_size_uses_crowding(void)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (table[i].idle != table[i].crowded) {
+            return true;
+        }
+    }
+    return false;
+}
+
 long long obc__mpi_min_bytes(const struct obc__mpi_env *env, enum obc__mpi_call call,
                              bool is_crowded)
 {
