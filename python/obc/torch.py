@@ -104,6 +104,33 @@ def _fn(name):
     return _fns[name]
 
 
+# -- the profiler's records ------------------------------------------------------
+# Under torch's profiler every call leaves one record, "obc:all_reduce" and so
+# on with the input tensors' shapes, as gloo's "gloo:all_reduce" does. A record
+# started here and ended from the completion thread would be lost (the
+# profiler keeps its state per thread), so an asynchronous call's record ends
+# through the Future the Work is made from, which carries that state over.
+_profiling = getattr(torch.autograd, "_profiler_enabled", lambda: False)
+_record_enter = getattr(torch.autograd, "_record_function_with_args_enter", None)
+_record_exit = getattr(torch.autograd, "_record_function_with_args_exit", None)
+
+
+def _record(what, inputs):
+    """A started record of one call, or None when no profiler runs (the
+    common case costs one C call)."""
+    if _record_enter is None or not _profiling():
+        return None
+    return _record_enter(f"{NAME}:{what}", *inputs)
+
+
+def _end_with(record, fut):
+    """The Future a Work is made from: fut itself, or one that ends the
+    record when fut completes (its value or error passes through)."""
+    if record is None:
+        return fut
+    return torch.ops.profiler._call_end_callbacks_on_jit_fut(record, fut)
+
+
 # -- the one torch-version shim -----------------------------------------------
 def _backend_base():
     """(base class, init(self, rank, size)) of a Python backend. torch 1.13
@@ -300,35 +327,42 @@ class ObcProcessGroup(_Base):
         return root
 
     # -- issuing -------------------------------------------------------------------
-    def _call(self, blocking, nonblocking, args, value, finish, keep, frame, what):
+    def _call(self, blocking, nonblocking, args, value, finish, keep, frame, what, record):
         """Run one obc call: blocking on the caller's thread when torch
-        waits at once, else non-blocking with the completion thread."""
+        waits at once, else non-blocking with the completion thread.
+        record: the profiler's record of the call (_record), None if none
+        runs; it ends when the call completes."""
         self._seq += 1
-        if _caller_waits(frame):
+        if record is None and _caller_waits(frame):
             with self._lock:
                 status = blocking(*args, self._handle)
             N.check(status, self._handle, what)
             if finish is not None:
                 finish()
             return self._done
-        req = ctypes.c_void_p()
-        with self._lock:
-            status = nonblocking(*args, self._handle, ctypes.byref(req))
-        N.check(status, self._handle, what)
-        return self._enqueue(req, value, finish, keep)
+        return self._start(nonblocking, args, value, finish, keep, what, record)
 
-    def _async(self, fn, args, value, finish, keep, what):
+    def _async(self, fn, args, value, finish, keep, what, record):
         """A non-blocking call only (the second round's calls, whose
         blocking form we do not need): start it, hand it to the thread."""
         self._seq += 1
-        req = ctypes.c_void_p()
-        with self._lock:
-            status = fn(*args, self._handle, ctypes.byref(req))
-        N.check(status, self._handle, what)
-        return self._enqueue(req, value, finish, keep)
+        return self._start(fn, args, value, finish, keep, what, record)
 
-    def _enqueue(self, req, value, finish, keep):
+    def _start(self, fn, args, value, finish, keep, what, record):
+        req = ctypes.c_void_p()
+        try:
+            with self._lock:
+                status = fn(*args, self._handle, ctypes.byref(req))
+            N.check(status, self._handle, what)
+        except BaseException:
+            if record is not None:
+                _record_exit(record)
+            raise
+        return self._enqueue(req, value, finish, keep, record)
+
+    def _enqueue(self, req, value, finish, keep, record):
         fut = torch.futures.Future()
+        work_fut = _end_with(record, fut)  # before the thread can complete fut
         with self._cv:
             self._pending.append([req, fut, value, finish, keep])
             if self._thread is None:
@@ -336,7 +370,7 @@ class ObcProcessGroup(_Base):
                                                 name=f"obc-torch-{self._rank}")
                 self._thread.start()
             self._cv.notify()
-        return _c10d._create_work_from_future(fut)
+        return _c10d._create_work_from_future(work_fut)
 
     def _complete_loop(self):
         done = ctypes.c_int(0)
@@ -388,12 +422,14 @@ class ObcProcessGroup(_Base):
         b = self._bytes(tensors[opts.rootTensor if opts is not None else 0], what)
         return self._call(N.lib.obc_broadcast, N.lib.obc_ibroadcast,
                           (b.ptr, b.ptr, b.count, b.dtype, root), tensors, b.copy_back, b,
-                          sys._getframe(1), what)
+                          sys._getframe(1), what, _record(what, tensors))
 
-    def allreduce(self, tensors, opts=None):
+    def allreduce(self, tensors, opts=None, _record_as=True):
         # The hot path of small calls and of DDP: the common case (a dense,
         # contiguous CPU tensor of a reducible dtype) is checked with the
-        # cheapest attributes and called without staging.
+        # cheapest attributes and called without staging. _record_as: the
+        # profiler's record this call ends: True, its own; a coalesced call
+        # (one record for all its calls) passes its record, or None.
         what = "all_reduce"
         if len(tensors) != 1:
             raise RuntimeError(f"obc backend: {what}: one tensor per process, got {len(tensors)}")
@@ -409,8 +445,9 @@ class ObcProcessGroup(_Base):
             ptr = t.data_ptr()
             args, finish, keep = (ptr, ptr, t.numel(), dtype, op), None, t
         frame = sys._getframe(1)
+        record = _record(what, tensors) if _record_as is True else _record_as
         self._seq += 1
-        if finish is None and _caller_waits(frame):
+        if finish is None and record is None and _caller_waits(frame):
             with self._lock:
                 status = N.lib.obc_allreduce(*args, self._handle)
             if status:
@@ -418,13 +455,19 @@ class ObcProcessGroup(_Base):
             return self._done
         self._seq -= 1  # _call counts it
         return self._call(N.lib.obc_allreduce, N.lib.obc_iallreduce, args, tensors, finish,
-                          keep, frame, what)
+                          keep, frame, what, record)
 
     def allreduce_coalesced(self, tensors, opts=None):
-        works = [self.allreduce([t], opts) for t in tensors]
+        if not tensors:
+            return _done_work(tensors)
+        # one record for the whole call, as gloo's one "all_reduce"; the last
+        # call ends it (an unended record ends when dropped)
+        record = _record("all_reduce", tensors)
+        works = [self.allreduce([t], opts, None) for t in tensors[:-1]]
+        works.append(self.allreduce(tensors[-1:], opts, record))
         for w in works[:-1]:
             w.wait()
-        return works[-1] if works else _done_work(tensors)
+        return works[-1]
 
     def reduce(self, tensors, opts=None):
         what = "reduce"
@@ -432,9 +475,9 @@ class ObcProcessGroup(_Base):
         b, op = self._reducible(tensors[opts.rootTensor], opts.reduceOp, what)
         return self._call(N.lib.obc_reduce, N.lib.obc_ireduce,
                           (b.ptr, b.ptr, b.count, b.dtype, op, root), tensors, b.copy_back, b,
-                          sys._getframe(1), what)
+                          sys._getframe(1), what, _record(what, tensors))
 
-    def allgather(self, output_lists, inputs, opts=None):
+    def allgather(self, output_lists, inputs, opts=None, _record_as=True):
         what = "all_gather"
         if len(inputs) != 1 or len(output_lists) != 1:
             raise RuntimeError(f"obc backend: {what}: one tensor per process")
@@ -447,9 +490,10 @@ class ObcProcessGroup(_Base):
         def finish():
             for r, o in enumerate(outs):
                 o.copy_(staging[r * n:(r + 1) * n].view(o.shape))
+        record = _record(what, inputs) if _record_as is True else _record_as
         return self._call(N.lib.obc_allgather, N.lib.obc_iallgather,
                           (b.ptr, staging.data_ptr(), b.count, b.dtype), output_lists, finish,
-                          (b, staging), sys._getframe(1), what)
+                          (b, staging), sys._getframe(1), what, record)
 
     def _allgather_base(self, output, input, opts=None):
         what = "all_gather_into_tensor"
@@ -461,15 +505,18 @@ class ObcProcessGroup(_Base):
                                f"({input.numel()} x {input.dtype})")
         return self._call(N.lib.obc_allgather, N.lib.obc_iallgather,
                           (b.ptr, o.ptr, b.count, b.dtype), [output], o.copy_back, (b, o),
-                          sys._getframe(1), what)
+                          sys._getframe(1), what, _record(what, [input]))
 
     def allgather_coalesced(self, output_lists, inputs, opts=None):
         # output_lists[r][i] receives rank r's inputs[i]
         if len(output_lists) != self._size:
             raise RuntimeError(f"obc backend: all_gather_coalesced: {len(output_lists)} output "
                                f"lists; it needs one per rank ({self._size})")
+        record = _record("all_gather", inputs)  # one for the call, as for all_reduce
         for i, inp in enumerate(inputs):
-            self.allgather([[outs[i] for outs in output_lists]], [inp]).wait()
+            last = i == len(inputs) - 1
+            self.allgather([[outs[i] for outs in output_lists]], [inp], None,
+                           record if last else None).wait()
         return _done_work(output_lists)
 
     def reduce_scatter(self, outputs, input_lists, opts=None):
@@ -483,7 +530,7 @@ class ObcProcessGroup(_Base):
         s, _ = self._reducible(staging, opts.reduceOp, what)
         return self._call(N.lib.obc_reduce_scatter, N.lib.obc_ireduce_scatter,
                           (s.ptr, o.ptr, o.count, o.dtype, op), outputs, o.copy_back, (s, o),
-                          sys._getframe(1), what)
+                          sys._getframe(1), what, _record(what, ins))
 
     def _reduce_scatter_base(self, output, input, opts=None):
         what = "reduce_scatter_tensor"
@@ -495,11 +542,11 @@ class ObcProcessGroup(_Base):
                                f"({output.numel()} x {output.dtype})")
         return self._call(N.lib.obc_reduce_scatter, N.lib.obc_ireduce_scatter,
                           (i.ptr, o.ptr, o.count, o.dtype, op), [output], o.copy_back, (i, o),
-                          sys._getframe(1), what)
+                          sys._getframe(1), what, _record(what, [input]))
 
     def barrier(self, opts=None):
         return self._call(N.lib.obc_barrier, N.lib.obc_ibarrier, (), None, None, None,
-                          sys._getframe(1), "barrier")
+                          sys._getframe(1), "barrier", _record("barrier", []))
 
     # -- personalised collectives ------------------------------------------------
     def gather(self, output_lists, inputs, opts):
@@ -525,9 +572,9 @@ class ObcProcessGroup(_Base):
             staging = torch.empty(inp.numel() * self._size, dtype=inp.dtype)
             return self._call(N.lib.obc_allgather, N.lib.obc_iallgather,
                               (b.ptr, staging.data_ptr(), b.count, b.dtype), output_lists,
-                              finish, (b, staging), sys._getframe(1), what)
+                              finish, (b, staging), sys._getframe(1), what, _record(what, inputs))
         return self._async(fn, (b.ptr, staging.data_ptr(), b.count, b.dtype, root),
-                           output_lists, finish, (b, staging), what)
+                           output_lists, finish, (b, staging), what, _record(what, inputs))
 
     def scatter(self, outputs, input_lists, opts):
         what = "scatter"
@@ -554,9 +601,9 @@ class ObcProcessGroup(_Base):
                 out.copy_(staging[self._rank * n:(self._rank + 1) * n].view(out.shape))
             return self._call(N.lib.obc_broadcast, N.lib.obc_ibroadcast,
                               (s.ptr, s.ptr, s.count, s.dtype, root), outputs, finish, (s, o),
-                              sys._getframe(1), what)
+                              sys._getframe(1), what, _record(what, ins))
         return self._async(fn, (staging.data_ptr(), o.ptr, o.count, o.dtype, root), outputs,
-                           o.copy_back, (staging, o), what)
+                           o.copy_back, (staging, o), what, _record(what, ins))
 
     def alltoall(self, output_list, input_list, opts=None):
         what = "all_to_all"
@@ -578,7 +625,7 @@ class ObcProcessGroup(_Base):
                 t.copy_(out[at:at + t.numel()].view(t.shape))
                 at += t.numel()
         return self._alltoallv(out, inp, out_splits, in_splits, output_list, finish,
-                               sys._getframe(1), what)
+                               sys._getframe(1), what, input_list)
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         what = "all_to_all_single"
@@ -606,9 +653,9 @@ class ObcProcessGroup(_Base):
         o = _Tensor(output, N.UINT8, True)
         i = _Tensor(input, N.UINT8, True)
         return self._alltoallv(o.t, i.t, out_splits, in_splits, [output], o.copy_back,
-                               sys._getframe(1), what, keep=(o, i))
+                               sys._getframe(1), what, [input], keep=(o, i))
 
-    def _alltoallv(self, out, inp, out_splits, in_splits, value, finish, frame, what,
+    def _alltoallv(self, out, inp, out_splits, in_splits, value, finish, frame, what, inputs,
                    keep=None):
         """out/inp contiguous 1-D-able tensors of one dtype; splits in elements."""
         if len(out_splits) != self._size or len(in_splits) != self._size:
@@ -627,7 +674,8 @@ class ObcProcessGroup(_Base):
             sc, rc = arr(*[s * esize for s in in_splits]), arr(*[s * esize for s in out_splits])
             sd, rd = displs(in_splits), displs(out_splits)
             return self._async(fn, (inp.data_ptr(), sc, sd, out.data_ptr(), rc, rd, N.UINT8),
-                               value, finish, (out, inp, sc, sd, rc, rd, keep), what)
+                               value, finish, (out, inp, sc, sd, rc, rd, keep), what,
+                               _record(what, inputs))
         # Emulated: every rank's input padded to the longest, all gathered.
         counts = torch.tensor(in_splits, dtype=torch.int64)
         every = torch.empty(self._size * self._size, dtype=torch.int64)
@@ -682,7 +730,8 @@ class ObcProcessGroup(_Base):
         if not 0 <= peer < self._size or peer == self._rank:
             raise RuntimeError(f"obc backend: {what}: peer {peer} is not another rank of this "
                                f"group (0..{self._size - 1}, this is {self._rank})")
-        work = self._async(fn, (b.ptr, b.count, b.dtype, peer), tensors, b.copy_back, b, what)
+        work = self._async(fn, (b.ptr, b.count, b.dtype, peer), tensors, b.copy_back, b, what,
+                           _record(what, tensors))
         return work
 
     # -- checks ------------------------------------------------------------------

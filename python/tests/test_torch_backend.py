@@ -385,3 +385,49 @@ def test_sequence_number(world):
     dist.all_reduce(torch.ones(1))
     dist.barrier()
     assert pg._get_sequence_number_for_group() == 2
+
+
+def test_profiler_records_each_call_once(world):
+    """Under torch's profiler each call leaves one asynchronous record named
+    "obc:<call>" with its input shapes, as gloo's do ("gloo:all_reduce"), and
+    the calls still complete with the right values; a coalesced all_reduce is
+    one record. Without a profiler, nothing is recorded (and the blocking
+    fast path is kept: checked by the values)."""
+    rank, n = world
+    t = torch.full((3, 4), float(rank))
+    with torch.autograd.profiler.profile(record_shapes=True) as prof:
+        dist.all_reduce(t)
+        dist.all_reduce(t, async_op=True).wait()
+        dist.broadcast(t, src=n - 1)
+        dist.all_reduce_coalesced([torch.ones(2), torch.ones(5)])
+        outs = [torch.empty(3, 4) for _ in range(n)]
+        dist.all_gather(outs, torch.full((3, 4), float(rank)))
+        dist.barrier()
+        if n > 1:
+            right, left = (rank + 1) % n, (rank - 1) % n
+            got = torch.empty(7)
+            reqs = [dist.isend(torch.full((7,), float(rank)), dst=right),
+                    dist.irecv(got, src=left)]
+            for r in reqs:
+                r.wait()
+            assert (got == left).all()
+    total = sum(range(n))
+    assert (t == n * total).all(), t  # summed twice: total, then n * total
+    assert all((o == r).all() for r, o in enumerate(outs))
+    events = [e for e in prof.function_events if e.name.startswith("obc:")]
+    counts = {}
+    for e in events:
+        counts[e.name] = counts.get(e.name, 0) + e.count
+        assert e.is_async, e.name
+        assert e.cpu_time >= 0
+    want = {"obc:all_reduce": 3, "obc:broadcast": 1, "obc:all_gather": 1, "obc:barrier": 1}
+    if n > 1:
+        want.update({"obc:send": 1, "obc:recv": 1})
+    assert counts == want, counts
+    shapes = sorted(e.input_shapes for e in events if e.name == "obc:all_reduce")
+    assert shapes == [[[2], [5]], [[3, 4]], [[3, 4]]], shapes
+
+    with torch.autograd.profiler.profile() as quiet:
+        pass
+    dist.all_reduce(t)
+    assert not [e for e in quiet.function_events if e.name.startswith("obc:")]
