@@ -171,8 +171,10 @@ extern const struct perf_op perf_op_alltoall;
 /* perf_stats.c */
 int64_t perf_now_ns(void);
 double perf_median(double *values, int n);
-void perf_collect(struct perf_ctx *ctx, const int64_t *t0, const int64_t *t1, int iters,
-                  uint64_t wrong, struct perf_result *res);
+void perf_reduce_iteration(struct perf_ctx *ctx, int64_t t0, int64_t t1, double *max_us,
+                           double *span_us);
+void perf_summarize(struct perf_ctx *ctx, double *max_us, double *span_us, int iters,
+                    uint64_t wrong, struct perf_result *res);
 int perf_agree_iters(struct perf_ctx *ctx, double warmup_s);
 
 /* perf_bench.c */

@@ -4,12 +4,10 @@
  * bench/anchors so that obc's rows compare with MPI's and gloo's:
  *
  *   per iteration: fill input / poison output (untimed), obc_barrier,
- *   time this rank's call with CLOCK_MONOTONIC, count wrong bytes (untimed);
+ *   time this rank's call with CLOCK_MONOTONIC, count wrong bytes (untimed),
+ *   and, in the timed loop, reduce (max) the times to rank 0 (untimed);
  *   warmup iterations are validated but untimed and size the timed loop:
  *   iterations = clamp(budget / wall time of one warmup iteration, -m, -n).
- *
- * Only the barrier and the measured call communicate inside the loop; the
- * stamps are gathered afterwards by perf_collect.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,21 +55,22 @@ void perf_bench_size(struct perf_ctx *ctx, struct perf_result *res)
     double warmup_s = (double)(perf_now_ns() - w0) * 1e-9 / o->warmup;
     int iters = perf_agree_iters(ctx, warmup_s);
 
-    int64_t *t0s = malloc(sizeof(int64_t) * (size_t)iters);
-    int64_t *t1s = malloc(sizeof(int64_t) * (size_t)iters);
-    if (t0s == NULL || t1s == NULL) {
+    double *max_us = malloc(sizeof(double) * (size_t)iters);
+    double *span_us = malloc(sizeof(double) * (size_t)iters);
+    if (max_us == NULL || span_us == NULL) {
         fprintf(stderr, "obc-perf: out of memory\n");
         exit(1);
     }
     for (int i = 0; i < iters; i++) {
-        one_iter(ctx, &wrong, &t0s[i], &t1s[i]);
+        one_iter(ctx, &wrong, &t0, &t1);
+        perf_reduce_iteration(ctx, t0, t1, &max_us[i], &span_us[i]);
     }
 
     memset(res, 0, sizeof(*res));
     res->nbytes = ctx->nbytes;
     res->count = ctx->dsize > 0 ? ctx->nbytes / ctx->dsize : 0;
     res->warmup_us = warmup_s * 1e6;
-    perf_collect(ctx, t0s, t1s, iters, wrong, res);
-    free(t0s);
-    free(t1s);
+    perf_summarize(ctx, max_us, span_us, iters, wrong, res);
+    free(max_us);
+    free(span_us);
 }

@@ -5,9 +5,11 @@
  * max-over-ranks time and the span, each summarised by its median.
  *
  * All ranks of one host share CLOCK_MONOTONIC, so stamps from different
- * processes can be subtracted. The stamps travel to rank 0 only after the
- * timed loop of a size (one broadcast per rank, that rank as root), because
- * any communication inside the loop would disturb what is being measured.
+ * processes can be subtracted. They travel to rank 0 after every timed
+ * iteration, by the same reduction the anchors make (bench/anchors): what
+ * happens between two timed calls decides which rank leaves the next
+ * barrier first, and so the max-over-ranks time of small messages; a loop
+ * that differed there would not compare with them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -56,108 +58,44 @@ int perf_agree_iters(struct perf_ctx *ctx, double warmup_s)
     return (int)iters;
 }
 
-/* Running fold of all ranks' stamps, on rank 0. */
-struct fold {
-    double *max_ns; /* per iteration: the slowest rank's own duration */
-    int64_t *last_end; /* per iteration: latest end over ranks */
-    int64_t *ref_start; /* per iteration: root's start, or earliest start without a root */
-    uint64_t wrong;
-};
-
-/* packed = [t0 x iters, t1 x iters, wrong] of rank r. */
-static void fold_rank(struct fold *f, const struct perf_ctx *ctx, const int64_t *packed, int iters,
-                      int r)
+/* The anchors' per-iteration step, after the timed call and the check:
+ * the max over ranks of (own duration, end stamp, negated reference start)
+ * goes to rank 0. The reference is the root's start, or the earliest start
+ * of a collective without a root. Like the anchors' MPI_Reduce it paces the
+ * loop: the root waits for it before its next barrier. Stamps in ns since
+ * boot are exact in a double (below 2^53). */
+void perf_reduce_iteration(struct perf_ctx *ctx, int64_t t0, int64_t t1, double *max_us,
+                           double *span_us)
 {
-    for (int i = 0; i < iters; i++) {
-        int64_t t0 = packed[i];
-        int64_t t1 = packed[iters + i];
-        double dur = (double)(t1 - t0);
-        bool first = r == 0;
-        if (first || dur > f->max_ns[i]) {
-            f->max_ns[i] = dur;
-        }
-        if (first || t1 > f->last_end[i]) {
-            f->last_end[i] = t1;
-        }
-        if (ctx->op->has_root ? r == ctx->opts->root : (first || t0 < f->ref_start[i])) {
-            f->ref_start[i] = t0;
-        }
-    }
-    f->wrong += (uint64_t)packed[2 * iters];
+    bool ref = !ctx->op->has_root || ctx->rank == ctx->opts->root;
+    double in[3] = {(double)(t1 - t0), (double)t1, ref ? -(double)t0 : -1e300};
+    double out[3] = {0, 0, 0};
+    perf_must(ctx, obc_reduce(in, out, 3, OBC_FLOAT64, OBC_MAX, 0, ctx->comm), "obc_reduce(times)");
+    *max_us = out[0] * 1e-3;
+    *span_us = (out[1] + out[2]) * 1e-3;
 }
 
-static void summarize(const struct perf_ctx *ctx, struct fold *f, int iters,
-                      struct perf_result *res)
+/* Collective: every rank passes its wrong-byte count; rank 0's max_us and
+ * span_us (from perf_reduce_iteration) become the summary in res, on rank 0. */
+void perf_summarize(struct perf_ctx *ctx, double *max_us, double *span_us, int iters,
+                    uint64_t wrong, struct perf_result *res)
 {
-    double *span = malloc(sizeof(double) * (size_t)iters);
-    if (span == NULL) {
-        fprintf(stderr, "obc-perf: out of memory\n");
-        exit(1);
-    }
-    for (int i = 0; i < iters; i++) {
-        span[i] = (double)(f->last_end[i] - f->ref_start[i]);
-        f->max_ns[i] *= 1e-3;
-        span[i] *= 1e-3;
+    uint64_t total = 0;
+    perf_must(ctx, obc_reduce(&wrong, &total, 1, OBC_UINT64, OBC_SUM, 0, ctx->comm),
+              "obc_reduce(wrong)");
+    if (ctx->rank != 0) {
+        return;
     }
     res->iters = iters;
-    res->max_med_us = perf_median(f->max_ns, iters);
-    res->max_min_us = f->max_ns[0];
-    res->max_max_us = f->max_ns[iters - 1];
-    res->span_med_us = perf_median(span, iters);
-    res->span_min_us = span[0];
-    res->span_max_us = span[iters - 1];
+    res->max_med_us = perf_median(max_us, iters);
+    res->max_min_us = max_us[0];
+    res->max_max_us = max_us[iters - 1];
+    res->span_med_us = perf_median(span_us, iters);
+    res->span_min_us = span_us[0];
+    res->span_max_us = span_us[iters - 1];
     res->usec = ctx->opts->span ? res->span_med_us : res->max_med_us;
     /* bytes / usec / 1e3 = bytes / s / 1e9: GB/s with GB = 10^9 B (anchors, nccl-tests). */
     res->algbw = res->usec > 0 ? (double)res->nbytes / res->usec / 1e3 : 0.0;
     res->busbw = res->algbw * ctx->op->busbw_factor(ctx->nranks);
-    res->wrong = f->wrong;
-    free(span);
-}
-
-static void *must_alloc(size_t nbytes)
-{
-    void *p = malloc(nbytes == 0 ? 1 : nbytes);
-    if (p == NULL) {
-        fprintf(stderr, "obc-perf: out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
-/* Collective: every rank passes its stamps (ns) and wrong-byte count; rank 0
- * gets the summary in res. Each rank r >= 1 broadcasts its arrays with root
- * r (the API has no gather); rank 0 folds them as they arrive. */
-void perf_collect(struct perf_ctx *ctx, const int64_t *t0, const int64_t *t1, int iters,
-                  uint64_t wrong, struct perf_result *res)
-{
-    size_t n = 2 * (size_t)iters + 1;
-    int64_t *mine = must_alloc(n * sizeof(int64_t));
-    int64_t *theirs = must_alloc(n * sizeof(int64_t));
-    memcpy(mine, t0, (size_t)iters * sizeof(int64_t));
-    memcpy(mine + iters, t1, (size_t)iters * sizeof(int64_t));
-    mine[2 * iters] = (int64_t)wrong;
-
-    struct fold f = {0};
-    if (ctx->rank == 0) {
-        f.max_ns = must_alloc(sizeof(double) * (size_t)iters);
-        f.last_end = must_alloc(sizeof(int64_t) * (size_t)iters);
-        f.ref_start = must_alloc(sizeof(int64_t) * (size_t)iters);
-        fold_rank(&f, ctx, mine, iters, 0);
-    }
-    for (int r = 1; r < ctx->nranks; r++) {
-        const int64_t *send = ctx->rank == r ? mine : NULL;
-        perf_must(ctx, obc_broadcast(send, theirs, n, OBC_INT64, r, ctx->comm),
-                  "obc_broadcast(stamps)");
-        if (ctx->rank == 0) {
-            fold_rank(&f, ctx, theirs, iters, r);
-        }
-    }
-    if (ctx->rank == 0) {
-        summarize(ctx, &f, iters, res);
-    }
-    free(f.max_ns);
-    free(f.last_end);
-    free(f.ref_start);
-    free(mine);
-    free(theirs);
+    res->wrong = total;
 }
