@@ -387,34 +387,50 @@ def test_sequence_number(world):
     assert pg._get_sequence_number_for_group() == 2
 
 
-def test_profiler_records_each_call_once(world):
-    """Under torch's profiler each call leaves one asynchronous record named
+def _profiled_events(kind, body):
+    """Run body() under torch's profiler of that kind; the obc records it
+    left (autograd: torch.autograd.profiler.profile; torch: torch.profiler)."""
+    if kind == "autograd":
+        with torch.autograd.profiler.profile(record_shapes=True) as prof:
+            body()
+        every = prof.function_events
+    else:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                    record_shapes=True) as prof:
+            body()
+        every = prof.events()
+    return [e for e in every if e.name.startswith("obc:")]
+
+
+@pytest.mark.parametrize("kind", ["autograd", "torch"])
+def test_profiler_records_each_call_once(world, kind):
+    """Under torch's profilers each call leaves one asynchronous record named
     "obc:<call>" with its input shapes, as gloo's do ("gloo:all_reduce"), and
     the calls still complete with the right values; a coalesced all_reduce is
-    one record. Without a profiler, nothing is recorded (and the blocking
-    fast path is kept: checked by the values)."""
+    one record."""
     rank, n = world
     t = torch.full((3, 4), float(rank))
-    with torch.autograd.profiler.profile(record_shapes=True) as prof:
+    outs = [torch.empty(3, 4) for _ in range(n)]
+    got = torch.empty(7)
+
+    def body():
         dist.all_reduce(t)
         dist.all_reduce(t, async_op=True).wait()
         dist.broadcast(t, src=n - 1)
         dist.all_reduce_coalesced([torch.ones(2), torch.ones(5)])
-        outs = [torch.empty(3, 4) for _ in range(n)]
         dist.all_gather(outs, torch.full((3, 4), float(rank)))
         dist.barrier()
         if n > 1:
-            right, left = (rank + 1) % n, (rank - 1) % n
-            got = torch.empty(7)
-            reqs = [dist.isend(torch.full((7,), float(rank)), dst=right),
-                    dist.irecv(got, src=left)]
+            reqs = [dist.isend(torch.full((7,), float(rank)), dst=(rank + 1) % n),
+                    dist.irecv(got, src=(rank - 1) % n)]
             for r in reqs:
                 r.wait()
-            assert (got == left).all()
+    events = _profiled_events(kind, body)
     total = sum(range(n))
     assert (t == n * total).all(), t  # summed twice: total, then n * total
     assert all((o == r).all() for r, o in enumerate(outs))
-    events = [e for e in prof.function_events if e.name.startswith("obc:")]
+    if n > 1:
+        assert (got == (rank - 1) % n).all()
     counts = {}
     for e in events:
         counts[e.name] = counts.get(e.name, 0) + e.count
@@ -427,7 +443,26 @@ def test_profiler_records_each_call_once(world):
     shapes = sorted(e.input_shapes for e in events if e.name == "obc:all_reduce")
     assert shapes == [[[2], [5]], [[3, 4]], [[3, 4]]], shapes
 
-    with torch.autograd.profiler.profile() as quiet:
-        pass
-    dist.all_reduce(t)
-    assert not [e for e in quiet.function_events if e.name.startswith("obc:")]
+
+def test_profiler_off_keeps_the_callers_thread(world):
+    """Without a profiler a blocking call runs on the caller's thread
+    (nothing is handed to the completion thread); under one it goes through
+    that thread, where its record ends."""
+    pg = dist.group.WORLD
+    handed = []
+    real = pg._enqueue
+
+    def counting(*args):
+        handed.append(args[0])
+        return real(*args)
+    pg._enqueue = counting
+    try:
+        t = torch.ones(4)
+        dist.all_reduce(t)
+        dist.broadcast(t, src=0)
+        assert handed == []
+        with torch.autograd.profiler.profile():
+            dist.all_reduce(t)
+        assert len(handed) == 1
+    finally:
+        del pg._enqueue
