@@ -12,7 +12,6 @@
  * that differed there would not compare with them.
  */
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "perf.h"
@@ -62,7 +61,7 @@ int perf_agree_iters(struct perf_ctx *ctx, double warmup_s)
  * the max over ranks of (own duration, end stamp, negated reference start)
  * goes to rank 0. The reference is the root's start, or the earliest start
  * of a collective without a root. Like the anchors' MPI_Reduce it paces the
- * loop: the root waits for it before its next barrier. Stamps in ns since
+ * loop: rank 0 waits for it before its next barrier. Stamps in ns since
  * boot are exact in a double (below 2^53). */
 void perf_reduce_iteration(struct perf_ctx *ctx, int64_t t0, int64_t t1, double *max_us,
                            double *span_us)
