@@ -515,6 +515,26 @@ OBC_API obc_result_t obc_irecv(void *buf, size_t count, obc_dtype_t dtype, int p
                                obc_comm_t *comm, obc_request_t **req);
 
 /*
+ * Receives from any source (MPI_ANY_SOURCE, torch's recv without src): the
+ * receive takes the first message that any rank (this one included) sends
+ * to this rank, and from then on is a receive from that rank, matched and
+ * checked as above. An earlier receive from a named rank keeps that rank's
+ * next message; a later one never overtakes the receive from any source.
+ * obc_recv/obc_irecv accept OBC_ANY_SOURCE as the peer; obc_recv_any and
+ * obc_irecv_any also store the sender's rank in *source (not NULL), valid
+ * once the call (or the request) has completed. Which sender wins when
+ * several have sent is not defined. Waiting on several senders costs more
+ * wake-ups than a named receive (docs/p2p.md). Codes as obc_recv; on a
+ * communicator of one rank, a blocking receive from any source with no
+ * send to self before it is OBC_ERR_INVALID_ARG.
+ */
+#define OBC_ANY_SOURCE (-2)
+OBC_API obc_result_t obc_recv_any(void *buf, size_t count, obc_dtype_t dtype, int *source,
+                                  obc_comm_t *comm);
+OBC_API obc_result_t obc_irecv_any(void *buf, size_t count, obc_dtype_t dtype, int *source,
+                                   obc_comm_t *comm, obc_request_t **req);
+
+/*
  * Personalised collectives. Counts are in elements of dtype (size_t: 64
  * bits); buffers are laid out rank by rank as MPI lays them out; every
  * dtype; valid with count 0 and with one rank. Collective (every rank, same

@@ -198,8 +198,10 @@ def send(tensor, dst, comm=None):
     return _comm(comm).send(tensor, dst)
 
 
-def recv(tensor, src, comm=None):
-    """Receive into tensor the next message from rank src (blocking)."""
+def recv(tensor, src=None, comm=None):
+    """Receive into tensor the next message from rank src, or with
+    src=None from whichever rank sends first (blocking); returns the
+    sender's rank."""
     return _comm(comm).recv(tensor, src)
 
 
@@ -208,8 +210,8 @@ def isend(tensor, dst, comm=None):
     return _comm(comm).isend(tensor, dst)
 
 
-def irecv(tensor, src, comm=None):
-    """recv, returning a Work."""
+def irecv(tensor, src=None, comm=None):
+    """recv, returning a Work (its source_rank() is the sender)."""
     return _comm(comm).irecv(tensor, src)
 
 

@@ -43,6 +43,7 @@ class Work:
         self._finish = finish
         self._error = None
         self._lock = threading.Lock()
+        self._source = None  # irecv: the sender's rank, or a ctypes.c_int obc fills in
 
     def _complete(self, status):
         self._req = None
@@ -77,6 +78,18 @@ class Work:
 
     def is_success(self):
         return self.is_completed() and self._error is None
+
+    def source_rank(self):
+        """The rank an irecv received from (waits for it first): the named
+        one, or with src=None whichever rank sent. As torch's
+        Work._source_rank()."""
+        if self._source is None:
+            raise ValueError("source_rank: this Work is not a receive")
+        self.wait()
+        src = self._source
+        return src.value if isinstance(src, ctypes.c_int) else src
+
+    _source_rank = source_rank
 
     def exception(self):
         return self._error
@@ -543,17 +556,40 @@ class Communicator:
         sends and receives progress together."""
         return self._p2p(N.lib.obc_send, N.lib.obc_isend, tensor, dst, False, "send")
 
-    def recv(self, tensor, src):
-        """Receive into tensor (in place) the next message from rank src."""
-        return self._p2p(N.lib.obc_recv, N.lib.obc_irecv, tensor, src, True, "recv")
+    def recv(self, tensor, src=None):
+        """Receive into tensor (in place) the next message from rank src, or
+        with src=None from whichever rank sends first (obc_recv_any).
+        Returns the sender's rank, as torch's recv."""
+        if src is None:
+            return self._recv_any(tensor, "recv")
+        self._p2p(N.lib.obc_recv, N.lib.obc_irecv, tensor, src, True, "recv")
+        return src
 
     def isend(self, tensor, dst):
         """send, returning a Work at once."""
         return self._p2p(N.lib.obc_send, N.lib.obc_isend, tensor, dst, False, "isend", True)
 
-    def irecv(self, tensor, src):
-        """recv, returning a Work at once."""
-        return self._p2p(N.lib.obc_recv, N.lib.obc_irecv, tensor, src, True, "irecv", True)
+    def irecv(self, tensor, src=None):
+        """recv, returning a Work at once; its source_rank() is the sender."""
+        if src is None:
+            return self._recv_any(tensor, "irecv", True)
+        work = self._p2p(N.lib.obc_recv, N.lib.obc_irecv, tensor, src, True, "irecv", True)
+        work._source = src
+        return work
+
+    def _recv_any(self, tensor, what, async_op=False):
+        if not async_op and _group_depth.n > 0:
+            raise ValueError(f"{what}: a receive from any source returns its sender at once, "
+                             f"which a group defers; use irecv and the Work's source_rank()")
+        buf = B.as_buffer(tensor, what, writable=True, any_dtype=True)
+        source = ctypes.c_int(-1)
+        work = self._run(N.lib.obc_recv_any, N.lib.obc_irecv_any,
+                         (buf.ptr, buf.count, buf.dtype, ctypes.byref(source)), (buf, source),
+                         async_op, what=what)
+        if work is None:
+            return source.value
+        work._source = source
+        return work
 
     def _p2p(self, blocking, nonblocking, tensor, peer, writable, what, async_op=False):
         peer = self._root(peer, what)

@@ -81,3 +81,39 @@ def test_mismatch_both_sides(fresh_comm):
     else:
         with pytest.raises(obc.Mismatch):
             c.recv(np.zeros(8, dtype=np.float32), 0)
+
+
+def test_recv_from_any_source(comm):
+    """recv/irecv with src=None: each rank in turn takes two messages from
+    every other rank, in whatever order they come; the sender reported is
+    the one whose values arrived."""
+    for receiver in range(comm.size):
+        if comm.rank != receiver:
+            for _ in range(2):
+                obc.send(np.full(5, comm.rank, dtype=np.int32), receiver)
+            continue
+        senders = []
+        for i in range(2 * (comm.size - 1)):
+            got = np.full(5, -1, dtype=np.int32)
+            if i % 2:
+                work = obc.irecv(got)
+                sender = work.source_rank()
+            else:
+                sender = obc.recv(got)
+            np.testing.assert_array_equal(got, np.full(5, sender, dtype=np.int32))
+            senders.append(sender)
+        assert sorted(senders) == sorted([r for r in range(comm.size) if r != comm.rank] * 2)
+    # to self, and the named forms report their peer too
+    x = np.arange(4, dtype=np.int64)
+    y = np.zeros(4, dtype=np.int64)
+    obc.send(x, comm.rank)
+    assert obc.recv(y) == comm.rank
+    np.testing.assert_array_equal(y, x)
+    obc.send(x, comm.rank)
+    assert obc.irecv(y, comm.rank).source_rank() == comm.rank
+    with pytest.raises(ValueError, match="not a receive"):
+        obc.isend(x, comm.rank).source_rank()
+    with pytest.raises(ValueError, match="group defers"):
+        with obc.group():
+            obc.recv(y)
+    obc.barrier()

@@ -71,7 +71,8 @@ enum obc__p2p_kind { OBC__P2P_NONE = 0, OBC__P2P_SEND, OBC__P2P_RECV };
 struct obc__coll_args {
     obc_coll_t coll;
     uint8_t p2p; /* enum obc__p2p_kind; for SEND and RECV, root is the peer */
-    int root;
+    int root; /* a RECV from any source: OBC_ANY_SOURCE until it finds its sender */
+    int *source; /* a RECV from any source: where the sender's rank goes (NULL: nowhere) */
     obc_dtype_t dtype;
     obc_redop_t redop; /* reductions only */
     size_t count; /* elements, as the user gave them (summed when fused): per

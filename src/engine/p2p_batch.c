@@ -32,6 +32,13 @@
  * in the batch (one copy), or is buffered (copied to the heap, freed when
  * received), so a send to self completes at once, as MPI's buffered mode;
  * a receive from self takes the oldest buffered send first.
+ *
+ * Any source: a receive whose peer is OBC_ANY_SOURCE first finds its
+ * sender (bind_any_source), then is a receive from that rank like any
+ * other. Until then it holds the receiving side of every stream that no
+ * older receive holds, so a later receive never overtakes it, and it waits
+ * on those streams in turn (one futex word at a time, for a turn that
+ * grows while nothing comes).
  */
 #include "engine/p2p_batch.h"
 
@@ -61,6 +68,8 @@ struct p2p_item {
     bool blocked; /* the last step could not move it: w says on what */
     obc_result_t result;
     struct obc__wait w;
+    int any_next; /* a receive from any source: the stream it looks at first */
+    int64_t any_turn_ns; /* ... and how long it waits on one stream */
 };
 
 _Static_assert(sizeof(struct p2p_item) <= OBC_ALGO_STATE_BYTES, "p2p item fits an op's state");
@@ -333,6 +342,29 @@ static void start(struct obc__p2p_engine *pe, struct obc__op *op)
     }
 }
 
+/* A receive from any source waits on one stream for a turn of this long,
+ * doubling while nothing comes (a message on another stream is seen within
+ * a turn), then looks at them all again. */
+#define ANY_TURN_MIN_NS 20000
+#define ANY_TURN_MAX_NS 2000000
+
+/* A receive from any source becomes a receive from peer (a no-op for a
+ * receive from a named rank). */
+static void bind_source(struct obc__p2p_engine *pe, const struct obc__algo_ctx *ctx,
+                        struct obc__op *op, int peer)
+{
+    if (op->args.root != OBC_ANY_SOURCE) {
+        return;
+    }
+    op->args.root = peer;
+    if (op->args.source != NULL) {
+        *op->args.source = peer;
+    }
+    if (peer != ctx->rank) {
+        start(pe, op); /* takes the pair's next sequence number */
+    }
+}
+
 static obc_result_t self_match(struct obc__algo_ctx *ctx, struct obc__op *recv, size_t count,
                                obc_dtype_t dtype, size_t nbytes, const void *data)
 {
@@ -357,12 +389,13 @@ static obc_result_t self_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *
     size_t next_send = 0;
     for (size_t i = 0; i < pe->n; i++) {
         struct obc__op *r = pe->ops[i];
-        if (r == NULL || r->args.root != ctx->rank || r->args.p2p != OBC__P2P_RECV ||
-            item_of(r)->done) {
+        if (r == NULL || r->args.p2p != OBC__P2P_RECV || item_of(r)->done ||
+            (r->args.root != ctx->rank && r->args.root != OBC_ANY_SOURCE)) {
             continue;
         }
         obc_result_t res = OBC_SUCCESS;
         if (pe->self_head != NULL) {
+            bind_source(pe, ctx, r, ctx->rank);
             struct self_msg *m = pe->self_head;
             pe->self_head = m->next;
             res = self_match(ctx, r, m->count, m->dtype, m->nbytes, m->data);
@@ -378,6 +411,7 @@ static obc_result_t self_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *
                 break; /* nothing to receive yet: later receives wait too */
             }
             struct obc__op *s = pe->ops[next_send];
+            bind_source(pe, ctx, r, ctx->rank);
             res = self_match(ctx, r, s->args.count, s->args.dtype, s->args.nbytes, s->seg.send);
             item_of(s)->done = true;
         }
@@ -413,11 +447,65 @@ static obc_result_t self_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *
     return OBC_SUCCESS;
 }
 
+/* Find the sender of a receive from any source (self_step has already
+ * given it a send to self if there was one): the first stream, from a
+ * rotating start, whose head is the pair's next message. A head that is something else (a
+ * collective of a rank that is ahead of this one) is that rank not having sent yet, not a mismatch.
+ * Returns whether it bound; if not, it->w is the next wait. */
+static bool bind_any_source(struct obc__p2p_engine *pe, struct obc__algo_ctx *ctx,
+                            struct obc__op *op)
+{
+    static _Atomic uint32_t no_word, no_sleepers; /* every stream is full of others' items */
+    struct p2p_item *it = item_of(op);
+    int n = pe->nranks, waits_on = -1;
+    for (int k = 0; k < n; k++) {
+        int peer = (it->any_next + k) % n;
+        if (peer == ctx->rank || (pe->claimed[peer] & CLAIM_RECV)) {
+            continue;
+        }
+        pe->claimed[peer] |= CLAIM_RECV;
+        size_t got = 0;
+        uint64_t stamp = 0;
+        struct obc__wait w = {0};
+        if (obc__p2p_recv_peek(ctx->p2p, peer, &got, &stamp, &w) != NULL) {
+            if (stamp == p2p_stamp(pe->recv_seq[peer], peer, ctx->rank)) {
+                bind_source(pe, ctx, op, peer);
+                return true;
+            }
+        } else if (waits_on < 0) {
+            waits_on = peer;
+            it->w = w;
+        }
+    }
+    if (n == 1) {
+        return false; /* only a send to self can match: without one it never comes */
+    }
+    if (waits_on < 0) {
+        it->w = (struct obc__wait){.word = &no_word, .sleepers = &no_sleepers, .peer = -1};
+    }
+    it->any_next = ((waits_on >= 0 ? waits_on : it->any_next) + 1) % n;
+    it->any_turn_ns = it->any_turn_ns == 0      ? ANY_TURN_MIN_NS
+        : it->any_turn_ns * 2 < ANY_TURN_MAX_NS ? it->any_turn_ns * 2
+                                                : ANY_TURN_MAX_NS;
+    it->w.turn_ns = it->any_turn_ns;
+    it->w.peer = -1; /* a timeout names no sender: any of them could have sent */
+    block(it);
+    return false;
+}
+
 /* One op to another rank: the oldest unfinished op per stream moves. */
 static obc_result_t peer_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *ctx,
                               struct obc__op *op, bool *moved)
 {
     struct p2p_item *it = item_of(op);
+    if (op->args.root == OBC_ANY_SOURCE) {
+        if (!bind_any_source(pe, ctx, op)) {
+            return OBC_SUCCESS;
+        }
+        *moved = true;
+        obc_result_t res = recv_step(ctx, op, moved); /* bind claimed its stream */
+        return res == OBC_IN_PROGRESS ? OBC_SUCCESS : res;
+    }
     int peer = op->args.root;
     if (op->args.p2p == OBC__P2P_RECV) {
         if (pe->claimed[peer] & CLAIM_RECV) {
@@ -496,10 +584,13 @@ void obc__p2p_batch_describe(const struct obc__p2p_engine *pe, char *out, size_t
             continue;
         }
         const struct p2p_item *it = item_of(op);
-        int n = snprintf(out + used, nbytes - used, "%s%s rank %d (#%llu, %zu bytes%s)",
-                         used ? ", " : "", kind_name(op), op->args.root,
-                         (unsigned long long)it->pseq, op->args.nbytes,
-                         it->streamed && !it->seen ? ", waiting for the receiver" : "");
+        int n = op->args.root == OBC_ANY_SOURCE
+            ? snprintf(out + used, nbytes - used, "%srecv from any rank (%zu bytes)",
+                       used ? ", " : "", op->args.nbytes)
+            : snprintf(out + used, nbytes - used, "%s%s rank %d (#%llu, %zu bytes%s)",
+                       used ? ", " : "", kind_name(op), op->args.root, (unsigned long long)it->pseq,
+                       op->args.nbytes,
+                       it->streamed && !it->seen ? ", waiting for the receiver" : "");
         used = n < 0 ? nbytes : used + (size_t)n;
     }
 }

@@ -327,6 +327,9 @@ static obc_result_t p2p_wait(struct obc__engine *e, bool queued, int64_t last_pr
     int64_t timeout = atomic_load(&e->timeout_ns);
     int64_t sl = n == 1 ? STALL_CHECK_NS : *slice;
     *slice = *slice * 2 < STALL_CHECK_NS ? *slice * 2 : STALL_CHECK_NS;
+    if (w.turn_ns > 0 && w.turn_ns < sl) {
+        sl = w.turn_ns; /* a receive from any source looks at its other streams */
+    }
     int64_t left = timeout >= 0 ? timeout - (obc__now_ns() - last_progress) : sl;
     obc_result_t res = obc__health_wait(&e->ctx, &w, left < sl ? (left > 0 ? left : 1) : sl);
     res = obc__health_verdict(&e->ctx, res);
