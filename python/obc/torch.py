@@ -39,6 +39,7 @@ import sys
 import threading
 import time
 import weakref
+import zlib
 
 import torch
 import torch.distributed as dist
@@ -59,6 +60,8 @@ for _name, _code in (("uint32", N.UINT32), ("uint64", N.UINT64)):  # torch 2.3+
     if hasattr(torch, _name):
         _REDUCIBLE[getattr(torch, _name)] = _code
 _STRIDED = torch.strided
+_SPARSE_COO = torch.sparse_coo
+_SPARSE_MAX_DIMS = 16
 _COMPLEX = {torch.complex64: torch.float32, torch.complex128: torch.float64}
 
 _OPS = [(dist.ReduceOp.SUM, N.SUM, "SUM"), (dist.ReduceOp.PRODUCT, N.PROD, "PRODUCT"),
@@ -84,6 +87,7 @@ _szp = ctypes.POINTER(ctypes.c_size_t)
 _SECOND_ROUND = {
     "obc_isend": (_p, _sz, _int, _int, _p, _pp),
     "obc_irecv": (_p, _sz, _int, _int, _p, _pp),
+    "obc_irecv_any": (_p, _sz, _int, ctypes.POINTER(_int), _p, _pp),
     "obc_igather": (_p, _p, _sz, _int, _int, _p, _pp),
     "obc_iscatter": (_p, _p, _sz, _int, _int, _p, _pp),
     "obc_ialltoall": (_p, _p, _sz, _int, _p, _pp),
@@ -149,10 +153,13 @@ _Base, _base_init = _backend_base()
 
 
 # -- helpers --------------------------------------------------------------------
-def _done_work(value=None):
+def _done_work(value=None, record=None):
+    """A Work already done (a call finished on the caller's thread); it ends
+    the call's profiler record, if any."""
     fut = torch.futures.Future()
+    work_fut = _end_with(record, fut)
     fut.set_result(value)
-    return _c10d._create_work_from_future(fut)
+    return _c10d._create_work_from_future(work_fut)
 
 
 def _caller_waits(frame):
@@ -435,6 +442,8 @@ class ObcProcessGroup(_Base):
             raise RuntimeError(f"obc backend: {what}: one tensor per process, got {len(tensors)}")
         t = tensors[0]
         rop = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        if t.layout is _SPARSE_COO:
+            return self._sparse_allreduce(t, rop, what, tensors, _record_as)
         op = _OP_CODES.get(getattr(rop, "op", None))
         dtype = _REDUCIBLE.get(t.dtype)
         if (op is None or dtype is None or not t.is_cpu or t.layout is not _STRIDED or
@@ -456,6 +465,48 @@ class ObcProcessGroup(_Base):
         self._seq -= 1  # _call counts it
         return self._call(N.lib.obc_allreduce, N.lib.obc_iallreduce, args, tensors, finish,
                           keep, frame, what, record)
+
+    def _sparse_allreduce(self, t, rop, what, tensors, record_as):
+        """A sparse COO tensor, SUM only (as gloo): every rank's indices and
+        values are gathered (padded to the largest count), then summed by
+        coalescing them all, in the same order on every rank, so that every
+        rank ends with the same tensor. Memory: every rank's entries."""
+        if _op_code(rop, what) != N.SUM:
+            raise RuntimeError(f"obc backend: {what} of a sparse tensor supports ReduceOp.SUM "
+                               f"only (as gloo)")
+        if t.device.type != "cpu":
+            self._local_refusal(what, f"the tensor is on device '{t.device}'; obc moves CPU "
+                                      f"memory only")
+        record = _record(what, tensors) if record_as is True else record_as
+        mine = t.coalesce()
+        idx, val = mine.indices().contiguous(), mine.values().contiguous()
+        # its own count of entries, then what every rank must agree on
+        if t.dim() > _SPARSE_MAX_DIMS:
+            raise RuntimeError(f"obc backend: {what}: a sparse tensor of {t.dim()} dimensions "
+                               f"(obc takes up to {_SPARSE_MAX_DIMS})")
+        sig = [idx.shape[1], t.sparse_dim(), t.dense_dim(), zlib.crc32(str(t.dtype).encode()),
+               t.dim(), *t.shape] + [-1] * (_SPARSE_MAX_DIMS - t.dim())
+        every = torch.empty(self._size * len(sig), dtype=torch.int64)
+        self._blocking_allgather(torch.tensor(sig, dtype=torch.int64), every, what)
+        every = every.view(self._size, len(sig))
+        if not bool((every[:, 1:] == every[0, 1:]).all()):
+            raise RuntimeError(f"obc backend: {what}: the ranks' sparse tensors differ in shape, "
+                               f"sparse/dense dimensions or dtype")
+        counts = every[:, 0].tolist()
+        width = max(counts)
+        pad_idx = torch.zeros((idx.shape[0], width), dtype=idx.dtype)
+        pad_idx[:, :idx.shape[1]] = idx
+        pad_val = torch.zeros((width,) + tuple(val.shape[1:]), dtype=val.dtype)
+        pad_val[:val.shape[0]] = val
+        all_idx = torch.empty((self._size,) + tuple(pad_idx.shape), dtype=idx.dtype)
+        all_val = torch.empty((self._size,) + tuple(pad_val.shape), dtype=val.dtype)
+        self._blocking_allgather(pad_idx, all_idx, what)
+        self._blocking_allgather(pad_val, all_val, what)
+        total = torch.sparse_coo_tensor(
+            torch.cat([all_idx[r, :, :n] for r, n in enumerate(counts)], 1),
+            torch.cat([all_val[r, :n] for r, n in enumerate(counts)], 0), t.shape).coalesce()
+        t.copy_(total)
+        return _done_work(tensors, record)
 
     def allreduce_coalesced(self, tensors, opts=None):
         if not tensors:
@@ -718,8 +769,16 @@ class ObcProcessGroup(_Base):
         return self._p2p("obc_irecv", "recv", tensors, src, sys._getframe(1))
 
     def recv_anysource(self, tensors, tag=0):
-        raise RuntimeError("obc backend: recv from any source (src=None) is not supported: "
-                           "obc matches messages per (sender, receiver) pair; name the sender")
+        what = "recvAnySource"  # torch's name for it (gloo's record: gloo:recvAnySource)
+        fn = _fn("obc_irecv_any")
+        if fn is None:
+            raise RuntimeError(f"obc backend: recv from any source needs obc_irecv_any, which "
+                               f"this libobc ({N.path}) does not have")
+        b = self._bytes(tensors[0], what)
+        source = _int(-1)
+        work = self._async(fn, (b.ptr, b.count, b.dtype, ctypes.byref(source)), tensors,
+                           b.copy_back, (b, source), what, _record(what, tensors))
+        return _AnySourceWork(work, source)
 
     def _p2p(self, name, what, tensors, peer, frame):
         fn = _fn(name)
@@ -744,6 +803,39 @@ class ObcProcessGroup(_Base):
             if t.dtype != like.dtype or t.numel() != like.numel():
                 raise RuntimeError(f"obc backend: {what}: list entries must be {like.numel()} "
                                    f"x {like.dtype}, got {t.numel()} x {t.dtype}")
+
+
+class _AnySourceWork(_c10d.Work):
+    """The Work of a receive from any source. torch's recv and irecv ask
+    it for the sender (_source_rank()) from Python, so a Python subclass
+    serves here; it wraps the Work made from a Future, which is what C++
+    callers could wait on."""
+
+    def __init__(self, inner, source):
+        super().__init__()
+        self._inner, self._source = inner, source
+
+    def wait(self, timeout=None):
+        return self._inner.wait() if timeout is None else self._inner.wait(timeout)
+
+    def is_completed(self):
+        return self._inner.is_completed()
+
+    def is_success(self):
+        return self._inner.is_success()
+
+    def exception(self):
+        return self._inner.exception()
+
+    def get_future(self):
+        return self._inner.get_future()
+
+    def result(self):
+        return self._inner.result()
+
+    def _source_rank(self):
+        self._inner.wait()
+        return self._source.value
 
 
 class _ComplexView(_Tensor):

@@ -268,6 +268,118 @@ def test_send_recv(world):
         same(got, values(right, 6, dtype, base=2))
 
 
+def test_recv_from_any_source(world):
+    """Every rank in turn receives from any source (dist.recv and dist.irecv
+    without src) while the others each send it two messages, as torch's own
+    test_send_recv_any_source does: the sender each call reports is the one
+    whose values arrived, and each sender is reported twice."""
+    rank, n = world
+    if n < 2:
+        pytest.skip("point-to-point needs 2 ranks")
+    for receiver in range(n):
+        if rank != receiver:
+            dist.send(torch.full((10,), float(rank)), dst=receiver)
+            dist.send(torch.full((10,), float(rank)), dst=receiver)
+            continue
+        senders = []
+        for i in range(2 * (n - 1)):
+            got = torch.full((10,), -1.0)
+            if i % 2 == 0:
+                sender = dist.recv(got)
+            else:
+                work = dist.irecv(got)
+                work.wait()
+                assert work.is_completed()
+                sender = work._source_rank()
+            assert torch.equal(got, torch.full((10,), float(sender))), (sender, got)
+            senders.append(sender)
+        assert sorted(senders) == sorted([r for r in range(n) if r != rank] * 2)
+    dist.barrier()
+
+
+def test_recv_from_any_source_in_a_group(world):
+    """In a new_group the sender is reported as a global rank."""
+    rank, n = world
+    if n < 3:
+        pytest.skip("needs a group of 2 out of 3 ranks or more")
+    members = [n - 2, n - 1]
+    g = dist.new_group(members)
+    if rank == members[0]:
+        got = torch.zeros(3, dtype=torch.int64)
+        assert dist.recv(got, group=g) == members[1]
+        assert got.tolist() == [members[1]] * 3
+    elif rank == members[1]:
+        dist.send(torch.full((3,), rank, dtype=torch.int64), dst=members[0], group=g)
+    dist.barrier()
+
+
+def _sparse_of(rank, dtype, hybrid):
+    """rank's sparse tensor of shape (7, 5) (hybrid: (7, 5, 3), the last
+    dimension dense): entries at positions that overlap between ranks, as
+    many as rank (so rank 0 has none), some repeated (uncoalesced)."""
+    pos = [((rank + 2 * k) % 7, (3 * rank + k) % 5) for k in range(rank)] * 2
+    idx = torch.tensor(pos, dtype=torch.int64).t().reshape(2, -1)
+    shape = (7, 5, 3) if hybrid else (7, 5)
+    vals = torch.arange(1, len(pos) + 1, dtype=torch.float64).view(-1, *([1] * hybrid))
+    vals = (vals * (rank + 1)).expand(-1, *shape[2:]).to(dtype)
+    return torch.sparse_coo_tensor(idx, vals, shape)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.float64])
+@pytest.mark.parametrize("hybrid", [0, 1], ids=["sparse", "hybrid"])
+def test_sparse_all_reduce_sum(world, dtype, hybrid):
+    """A sparse COO all_reduce (SUM, as gloo's) equals the dense sum of every
+    rank's tensor, on every rank, sync and async."""
+    rank, n = world
+    want = sum(_sparse_of(r, dtype, hybrid).to_dense() for r in range(n))
+    for async_op in (False, True):
+        t = _sparse_of(rank, dtype, hybrid)
+        work = dist.all_reduce(t, async_op=async_op)
+        if async_op:
+            work.wait()
+        assert t.is_sparse and t.dtype == dtype
+        assert torch.equal(t.to_dense(), want), (rank, t, want)
+    # ranks that disagree on the shape are told so, all of them, and the group stays usable
+    bad = torch.sparse_coo_tensor(torch.zeros((2, 1), dtype=torch.int64), torch.ones(1),
+                                  (7, 5 + (rank == n - 1)))
+    if n > 1:
+        with pytest.raises(RuntimeError, match="differ in shape"):
+            dist.all_reduce(bad)
+    dist.barrier()
+
+
+def test_ddp_sparse_embedding_matches_single_process(world):
+    """DDP with a sparse-gradient embedding: its reducer all_reduces the
+    sparse gradients through the backend, and the trained model equals the
+    one trained on the whole batch in one process."""
+    rank, n = world
+
+    def model():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.EmbeddingBag(50, 4, mode="sum", sparse=True),
+                                   torch.nn.Linear(4, 1))
+    gen = torch.Generator().manual_seed(2)
+    xs = [torch.randint(0, 50, (4 * n, 3), generator=gen) for _ in range(4)]
+    ys = [torch.randn(4 * n, 1, generator=gen) for _ in range(4)]
+    ref = model()
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    for x, y in zip(xs, ys):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(ref(x), y, reduction="sum").backward()
+        opt.step()
+    ddp = torch.nn.parallel.DistributedDataParallel(model())
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    for x, y in zip(xs, ys):  # DDP averages over ranks: scale the sum back up
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(ddp(x[4 * rank:4 * rank + 4]),
+                                            y[4 * rank:4 * rank + 4], reduction="sum")
+        (loss * n).backward()
+        opt.step()
+    assert ddp.module[0].weight.grad.is_sparse
+    for (name, a), b in zip(ddp.module.named_parameters(), ref.parameters()):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+
+
 def _model():
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.Tanh(), torch.nn.Linear(32, 32),
@@ -332,8 +444,8 @@ def test_refusal_local_fails_the_others_fast(world):
             dist.all_reduce(torch.ones(4), group=g)
     assert time.monotonic() - t0 < 20
     if rank == 0:
-        with pytest.raises(RuntimeError, match="sparse"):
-            dist.all_reduce(torch.ones(3).to_sparse(), group=g0)
+        with pytest.raises(RuntimeError, match="sparse.*SUM only"):
+            dist.all_reduce(torch.ones(3).to_sparse(), op=R.MAX, group=g0)
     dist.barrier()  # the default group is untouched
 
 
