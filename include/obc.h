@@ -192,6 +192,17 @@ OBC_API int obc_comm_rank(const obc_comm_t *comm);
 OBC_API int obc_comm_size(const obc_comm_t *comm);
 
 /*
+ * obc_comm_machine_info - how this rank's machine looks to obc: *ranks, the
+ * ranks of comm on it (this one included); *cpus, the CPUs they may run on
+ * (one per rank when each is bound to a core of its own, as obcrun and
+ * mpirun bind; else the most that one rank's affinity mask allows). When
+ * *ranks > *cpus obc calls the machine crowded: its waits yield and sleep
+ * instead of spinning, and some algorithm choices change (docs/algorithms.md).
+ * Either pointer may be NULL. Local. OBC_ERR_INVALID_ARG for a NULL comm.
+ */
+OBC_API obc_result_t obc_comm_machine_info(const obc_comm_t *comm, int *ranks, int *cpus);
+
+/*
  * obc_comm_set_timeout - set how long a collective may wait without any
  * progress before it fails with OBC_ERR_TIMEOUT (and breaks comm). Seconds;
  * <= 0 means wait forever. The default comes from OBC_TIMEOUT (300 s).

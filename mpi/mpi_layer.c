@@ -92,20 +92,13 @@ static void setup(void)
     }
 }
 
-/* Whether this host has more of comm's ranks than CPUs (where obc's waits
- * sleep and MPI's small-message path, which spins, is the better one for
- * some calls: mpi_size.c). A failed query counts as not crowded. */
-static bool host_is_crowded(MPI_Comm comm)
+/* Whether this machine has more of oc's ranks than CPUs, as libobc itself
+ * judges it (its waits then sleep, and MPI's small-message path, which
+ * spins, is the better one for some calls: mpi_size.c). */
+static bool machine_is_crowded(const obc_comm_t *oc)
 {
-    MPI_Comm local = MPI_COMM_NULL;
-    int nlocal = 1;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local) != MPI_SUCCESS) {
-        return false;
-    }
-    PMPI_Comm_size(local, &nlocal);
-    PMPI_Comm_free(&local);
-    return cpus > 0 && nlocal > cpus;
+    int ranks = 0, cpus = 0;
+    return oc != NULL && obc_comm_machine_info(oc, &ranks, &cpus) == OBC_SUCCESS && ranks > cpus;
 }
 
 /* Make e's obc communicator: rank 0 makes the id, PMPI_Bcast hands it to
@@ -138,9 +131,8 @@ static void make_comm(struct obc__mpi_entry *e, MPI_Comm comm)
             ok = 0;
         }
     }
-    /* the minimum of {made here, this host not crowded}; the crowding
-     * query is a collective of its own, made only when the table needs it */
-    int mine[2] = {ok, !(obc__mpi_size_uses_crowding() && host_is_crowded(comm))};
+    /* the minimum of {made here, this machine not crowded} */
+    int mine[2] = {ok, !(obc__mpi_size_uses_crowding() && machine_is_crowded(oc))};
     int all[2] = {0, 0};
     PMPI_Allreduce(mine, all, 2, MPI_INT, MPI_MIN, comm);
     if (!all[0] && oc != NULL) {

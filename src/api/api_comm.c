@@ -212,6 +212,20 @@ OBC_API int obc_comm_size(const obc_comm_t *comm)
     return comm ? comm->nranks : -1;
 }
 
+OBC_API obc_result_t obc_comm_machine_info(const obc_comm_t *comm, int *ranks, int *cpus)
+{
+    if (comm == NULL) {
+        return obc__err_set(NULL, OBC_ERR_INVALID_ARG, "obc_comm_machine_info: comm is NULL");
+    }
+    if (ranks != NULL) {
+        *ranks = comm->layout.local_nranks;
+    }
+    if (cpus != NULL) {
+        *cpus = comm->layout.machine_cpus;
+    }
+    return OBC_SUCCESS;
+}
+
 OBC_API obc_result_t obc_comm_set_timeout(obc_comm_t *comm, double seconds)
 {
     if (comm == NULL || isnan(seconds)) {

@@ -6,11 +6,15 @@
  * after OBC_ALGO=allreduce=ring,broadcast=arena answers ring and arena
  * (and says they are forced), and runs them; NULL or unknown arguments and
  * a buffer too short give OBC_ERR_INVALID_ARG with an empty name.
+ * obc_comm_machine_info: every rank of the job is on this machine, the
+ * CPUs are between 1 and those online, the same on every rank, and more
+ * ranks than CPUs online is crowded.
  */
 /* obct: nranks=2,4 timeout=120 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "obct.h"
 
@@ -113,6 +117,23 @@ static void forced_runs(obc_comm_t *comm)
     OBCT_CHECK_EQ_INT((int)v[1], n * (n - 1) / 2);
 }
 
+static void machine_info(obc_comm_t *comm)
+{
+    int ranks = -1, cpus = -1, n = obc_comm_size(comm);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    OBCT_OK(obc_comm_machine_info(comm, &ranks, &cpus), comm);
+    OBCT_EQ_INT(ranks, n);
+    OBCT_ASSERT_MSG(cpus >= 1 && cpus <= online, "cpus %d, %ld online", cpus, online);
+    if (n > online) {
+        OBCT_ASSERT_MSG(ranks > cpus, "%d ranks on %ld CPUs online: %d CPUs", n, online, cpus);
+    }
+    int mine[2] = {cpus, -cpus}, all[2];
+    OBCT_OK(obc_allreduce(mine, all, 2, OBC_INT32, OBC_MIN, comm), comm);
+    OBCT_EQ_INT(all[0], -all[1]); /* the same on every rank */
+    OBCT_OK(obc_comm_machine_info(comm, NULL, NULL), comm);
+    OBCT_RC(obc_comm_machine_info(NULL, &ranks, &cpus), OBC_ERR_INVALID_ARG, NULL);
+}
+
 int main(void)
 {
     unsetenv("OBC_ALGO"); /* read at creation: the world forces nothing */
@@ -124,6 +145,7 @@ int main(void)
     expect_name(world, OBC_COLL_BROADCAST, 8, "eager", 1);
     same_everywhere(world);
     bad_arguments(world);
+    machine_info(world);
 
     setenv("OBC_ALGO", "allreduce=ring,broadcast=arena", 1);
     obc_comm_t *forced = comm_like(world);
