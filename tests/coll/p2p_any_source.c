@@ -21,7 +21,7 @@
 /* clang-format off */
 /* obct: nranks=1,2,4 timeout=120 */
 /* obct: name=crowded nranks=8 timeout=180 */
-/* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 label=variant asan san */
+/* obct: name=tcp env=OBC_HOST_ID=rank/2 nranks=4 label=variant san */
 /* clang-format on */
 #include <stdio.h>
 #include <stdlib.h>
