@@ -546,6 +546,28 @@ OBC_API obc_result_t obc_irecv_any(void *buf, size_t count, obc_dtype_t dtype, i
                                    obc_comm_t *comm, obc_request_t **req);
 
 /*
+ * Tagged point-to-point (MPI's tag, torch's tag=): the calls above carry tag
+ * 0. Tags are compared, not used to reorder: a pair's messages are received
+ * in the order they were sent, and a named receive whose tag differs from
+ * its sender's next message is OBC_ERR_MISMATCH on both sides, naming both
+ * tags, never the wrong message's data. (Reordering would mean holding the
+ * skipped messages' data: memory that grows with them.) A receive from any
+ * source (peer OBC_ANY_SOURCE) takes the first message of its own tag; a
+ * rank whose next message has another tag is left to later receives.
+ * source may be NULL; if not, it receives the sender's rank (a named
+ * receive: peer), valid once the call or request has completed. tag >= 0,
+ * else OBC_ERR_INVALID_ARG. Otherwise as obc_send / obc_recv.
+ */
+OBC_API obc_result_t obc_send_tag(const void *buf, size_t count, obc_dtype_t dtype, int peer,
+                                  int tag, obc_comm_t *comm);
+OBC_API obc_result_t obc_recv_tag(void *buf, size_t count, obc_dtype_t dtype, int peer, int tag,
+                                  int *source, obc_comm_t *comm);
+OBC_API obc_result_t obc_isend_tag(const void *buf, size_t count, obc_dtype_t dtype, int peer,
+                                   int tag, obc_comm_t *comm, obc_request_t **req);
+OBC_API obc_result_t obc_irecv_tag(void *buf, size_t count, obc_dtype_t dtype, int peer, int tag,
+                                   int *source, obc_comm_t *comm, obc_request_t **req);
+
+/*
  * Personalised collectives. Counts are in elements of dtype (size_t: 64
  * bits); buffers are laid out rank by rank as MPI lays them out; every
  * dtype; valid with count 0 and with one rank. Collective (every rank, same

@@ -73,6 +73,7 @@ struct obc__coll_args {
     uint8_t p2p; /* enum obc__p2p_kind; for SEND and RECV, root is the peer */
     int root; /* a RECV from any source: OBC_ANY_SOURCE until it finds its sender */
     int *source; /* a RECV from any source: where the sender's rank goes (NULL: nowhere) */
+    int tag; /* SEND and RECV: the message's tag (>= 0; 0 for the untagged calls) */
     obc_dtype_t dtype;
     obc_redop_t redop; /* reductions only */
     size_t count; /* elements, as the user gave them (summed when fused): per

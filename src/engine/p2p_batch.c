@@ -7,12 +7,12 @@
  * Ordering: each (sender, receiver) pair numbers its messages (pair
  * sequence, per peer and direction, kept here); the collective sequence is
  * not touched, so ranks not involved see nothing. A message is its first
- * slot, which carries a header (pair sequence, count, dtype) and as much
+ * slot, which carries a header (pair sequence, count, dtype, tag) and as much
  * data as fits, then slots of data; every slot carries a stamp made from
  * the pair sequence and the two ranks, never equal to a collective's. A
  * receiver that finds another stamp at the head of the stream (the pair
  * issued their p2p calls and collectives in a different relative order),
- * or a count or dtype unlike its own, fails with OBC_ERR_MISMATCH naming
+ * or a count, dtype or tag unlike its own, fails with OBC_ERR_MISMATCH naming
  * the sender before it copies a byte, and breaks the communicator, telling
  * the other hosts too.
  *
@@ -38,7 +38,14 @@
  * other. Until then it holds the receiving side of every stream that no
  * older receive holds, so a later receive never overtakes it, and it waits
  * on those streams in turn (one futex word at a time, for a turn that
- * grows while nothing comes).
+ * grows while nothing comes). It takes only a message of its own tag: a
+ * stream whose next message has another tag is left to later receives.
+ *
+ * Tags are compared, never used to reorder: a pair's messages are taken in
+ * the order they were sent, so receiving a later tag first would mean
+ * holding the earlier messages' data somewhere, memory that grows with the
+ * messages. A named receive whose tag is not its sender's next message's
+ * is a mismatch, as a count would be.
  */
 #include "engine/p2p_batch.h"
 
@@ -57,6 +64,8 @@ struct p2p_header {
     uint64_t nbytes;
     uint32_t dtype;
     uint32_t magic;
+    int32_t tag;
+    uint32_t spare; /* 0 */
 };
 
 /* One op's progress (in its op->state). */
@@ -78,6 +87,7 @@ struct self_msg {
     struct self_msg *next;
     size_t count, nbytes;
     obc_dtype_t dtype;
+    int tag;
     unsigned char data[];
 };
 
@@ -241,7 +251,8 @@ static void send_step(struct obc__algo_ctx *ctx, struct obc__op *op, bool *moved
         size_t room = it->header ? slot_bytes : slot_bytes - sizeof(struct p2p_header);
         size_t n = total - it->moved < room ? total - it->moved : room;
         if (!it->header) {
-            struct p2p_header h = {it->pseq, a->count, total, (uint32_t)a->dtype, HDR_MAGIC};
+            struct p2p_header h = {it->pseq,  a->count, total, (uint32_t)a->dtype,
+                                   HDR_MAGIC, a->tag,   0};
             memcpy(slot, &h, sizeof(h));
             if (n > 0) {
                 memcpy(slot + sizeof(h), src, n);
@@ -276,6 +287,13 @@ static obc_result_t check_header(struct obc__algo_ctx *ctx, const struct obc__op
         snprintf(what, sizeof(what), "rank %d sent %llu elements of %s (%llu bytes)", a->root,
                  (unsigned long long)h.count, obc__dtype_name((obc_dtype_t)h.dtype),
                  (unsigned long long)h.nbytes);
+        return mismatch(ctx, op, what);
+    }
+    if (h.tag != a->tag) {
+        snprintf(what, sizeof(what),
+                 "rank %d's next message has tag %d where this receive has tag %d (tags are "
+                 "compared, not reordered: a pair's messages are received in send order)",
+                 a->root, (int)h.tag, a->tag);
         return mismatch(ctx, op, what);
     }
     size_t room = ctx->p2p_slot_bytes - sizeof(h);
@@ -366,15 +384,15 @@ static void bind_source(struct obc__p2p_engine *pe, const struct obc__algo_ctx *
 }
 
 static obc_result_t self_match(struct obc__algo_ctx *ctx, struct obc__op *recv, size_t count,
-                               obc_dtype_t dtype, size_t nbytes, const void *data)
+                               obc_dtype_t dtype, int tag, size_t nbytes, const void *data)
 {
     const struct obc__coll_args *a = &recv->args;
-    if (count != a->count || dtype != a->dtype) {
+    if (count != a->count || dtype != a->dtype || tag != a->tag) {
         return obc__err_set(ctx->err, OBC_ERR_MISMATCH,
-                            "obc_recv on rank %d from itself: expected %zu elements of %s, its "
-                            "send to itself has %zu elements of %s",
-                            ctx->rank, a->count, obc__dtype_name(a->dtype), count,
-                            obc__dtype_name(dtype));
+                            "obc_recv on rank %d from itself: expected %zu elements of %s with "
+                            "tag %d, its send to itself has %zu elements of %s with tag %d",
+                            ctx->rank, a->count, obc__dtype_name(a->dtype), a->tag, count,
+                            obc__dtype_name(dtype), tag);
     }
     if (nbytes > 0) {
         memcpy(recv->seg.recv, data, nbytes);
@@ -383,7 +401,22 @@ static obc_result_t self_match(struct obc__algo_ctx *ctx, struct obc__op *recv, 
     return OBC_SUCCESS;
 }
 
-/* Sends to self and receives from self, in issue order (see the top). */
+/* The oldest send to self in the batch that is not buffered yet, from *next
+ * on (NULL: none). */
+static struct obc__op *next_self_send(const struct obc__p2p_engine *pe, int self, size_t *next)
+{
+    for (; *next < pe->n; ++*next) {
+        struct obc__op *s = pe->ops[*next];
+        if (s != NULL && s->args.root == self && s->args.p2p == OBC__P2P_SEND &&
+            !item_of(s)->done) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Sends to self and receives from self, in issue order (see the top). A
+ * receive from any source takes a send to self only of its own tag. */
 static obc_result_t self_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *ctx, bool *moved)
 {
     size_t next_send = 0;
@@ -393,26 +426,28 @@ static obc_result_t self_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *
             (r->args.root != ctx->rank && r->args.root != OBC_ANY_SOURCE)) {
             continue;
         }
+        bool any = r->args.root == OBC_ANY_SOURCE;
         obc_result_t res = OBC_SUCCESS;
         if (pe->self_head != NULL) {
-            bind_source(pe, ctx, r, ctx->rank);
             struct self_msg *m = pe->self_head;
+            if (any && m->tag != r->args.tag) {
+                continue;
+            }
+            bind_source(pe, ctx, r, ctx->rank);
             pe->self_head = m->next;
-            res = self_match(ctx, r, m->count, m->dtype, m->nbytes, m->data);
+            res = self_match(ctx, r, m->count, m->dtype, m->tag, m->nbytes, m->data);
             free(m);
         } else {
-            while (next_send < pe->n &&
-                   (pe->ops[next_send] == NULL || pe->ops[next_send]->args.root != ctx->rank ||
-                    pe->ops[next_send]->args.p2p != OBC__P2P_SEND ||
-                    item_of(pe->ops[next_send])->done)) {
-                next_send++;
-            }
-            if (next_send == pe->n) {
+            struct obc__op *s = next_self_send(pe, ctx->rank, &next_send);
+            if (s == NULL) {
                 break; /* nothing to receive yet: later receives wait too */
             }
-            struct obc__op *s = pe->ops[next_send];
+            if (any && s->args.tag != r->args.tag) {
+                continue;
+            }
             bind_source(pe, ctx, r, ctx->rank);
-            res = self_match(ctx, r, s->args.count, s->args.dtype, s->args.nbytes, s->seg.send);
+            res = self_match(ctx, r, s->args.count, s->args.dtype, s->args.tag, s->args.nbytes,
+                             s->seg.send);
             item_of(s)->done = true;
         }
         if (res != OBC_SUCCESS) {
@@ -431,7 +466,7 @@ static obc_result_t self_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *
             return obc__err_set(ctx->err, OBC_ERR_NO_MEMORY, "obc_send to self: %zu bytes",
                                 s->args.nbytes);
         }
-        *m = (struct self_msg){NULL, s->args.count, s->args.nbytes, s->args.dtype};
+        *m = (struct self_msg){NULL, s->args.count, s->args.nbytes, s->args.dtype, s->args.tag};
         if (s->args.nbytes > 0) {
             memcpy(m->data, s->seg.send, s->args.nbytes);
         }
@@ -447,10 +482,24 @@ static obc_result_t self_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *
     return OBC_SUCCESS;
 }
 
+/* The tag of the message whose first slot is head (got bytes); a slot too
+ * short for a header reads as `mine`, so that check_header reports it. */
+static int head_tag(const unsigned char *head, size_t got, int mine)
+{
+    struct p2p_header h;
+    if (got < sizeof(h)) {
+        return mine;
+    }
+    memcpy(&h, head, sizeof(h));
+    return h.tag;
+}
+
 /* Find the sender of a receive from any source (self_step has already
  * given it a send to self if there was one): the first stream, from a
- * rotating start, whose head is the pair's next message. A head that is something else (a
- * collective of a rank that is ahead of this one) is that rank not having sent yet, not a mismatch.
+ * rotating start, whose head is the pair's next message and has this
+ * receive's tag. A head that is something else (a collective of a rank that
+ * is ahead of this one) is that rank not having sent yet, not a mismatch; a
+ * message of another tag is left, unclaimed, to the receives after this one.
  * Returns whether it bound; if not, it->w is the next wait. */
 static bool bind_any_source(struct obc__p2p_engine *pe, struct obc__algo_ctx *ctx,
                             struct obc__op *op)
@@ -467,12 +516,19 @@ static bool bind_any_source(struct obc__p2p_engine *pe, struct obc__algo_ctx *ct
         size_t got = 0;
         uint64_t stamp = 0;
         struct obc__wait w = {0};
-        if (obc__p2p_recv_peek(ctx->p2p, peer, &got, &stamp, &w) != NULL) {
-            if (stamp == p2p_stamp(pe->recv_seq[peer], peer, ctx->rank)) {
-                bind_source(pe, ctx, op, peer);
-                return true;
+        const unsigned char *head = obc__p2p_recv_peek(ctx->p2p, peer, &got, &stamp, &w);
+        if (head != NULL) {
+            if (stamp != p2p_stamp(pe->recv_seq[peer], peer, ctx->rank)) {
+                continue; /* that rank has not sent yet */
             }
-        } else if (waits_on < 0) {
+            if (head_tag(head, got, op->args.tag) != op->args.tag) {
+                pe->claimed[peer] &= (unsigned char)~CLAIM_RECV; /* a later receive's message */
+                continue;
+            }
+            bind_source(pe, ctx, op, peer);
+            return true;
+        }
+        if (waits_on < 0) {
             waits_on = peer;
             it->w = w;
         }

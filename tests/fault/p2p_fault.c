@@ -4,8 +4,10 @@
  * forked job (spawn_ranks.c), first with every rank on one host (shm
  * channels), then on fake hosts (OBC_HOST_ID, TCP links):
  *  - a count mismatch (100 vs 99 int32), a dtype mismatch of the same bytes
- *    (100 float32 vs 100 int32), a large one (4 MiB + 1 vs 4 MiB + 2 bytes):
- *    both ranks of the pair get
+ *    (100 float32 vs 100 int32), a large one (4 MiB + 1 vs 4 MiB + 2 bytes),
+ *    a tag mismatch of the same message (obc_send_tag with tag 1 against
+ *    obc_recv_tag with tag 2; the receiver's message names both tags) and
+ *    an untagged send against a receive of tag 3: both ranks of the pair get
  *    OBC_ERR_MISMATCH (never success, never truncation: the receive buffer
  *    and its guards are untouched), each message naming the other rank,
  *    within 5 s, and the next call fails at once;
@@ -35,6 +37,7 @@ struct mm {
     const char *name;
     size_t send_count, recv_count;
     obc_dtype_t send_dtype, recv_dtype;
+    int send_tag, recv_tag; /* -1: the untagged call */
 };
 
 static int mismatch_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self,
@@ -52,10 +55,14 @@ static int mismatch_main(obc_comm_t *comm, int rank, int nranks, struct obct_rep
         obct_poison(buf.data, nbytes);
     }
     double t = obct_now();
-    if (rank == 0) {
+    if (rank == 0 && m->send_tag < 0) {
         self->rc = obc_send(buf.data, m->send_count, m->send_dtype, 1, comm);
-    } else {
+    } else if (rank == 0) {
+        self->rc = obc_send_tag(buf.data, m->send_count, m->send_dtype, 1, m->send_tag, comm);
+    } else if (m->recv_tag < 0) {
         self->rc = obc_recv(buf.data, m->recv_count, m->recv_dtype, 0, comm);
+    } else {
+        self->rc = obc_recv_tag(buf.data, m->recv_count, m->recv_dtype, 0, m->recv_tag, NULL, comm);
     }
     self->value = obct_now() - t;
     snprintf(self->msg, sizeof(self->msg), "%s", obc_comm_last_error(comm));
@@ -94,6 +101,17 @@ static void run_mismatch(const struct mm *m, const char *where)
         OBCT_CHECK_LE_DBL(rep->value, LIMIT_S * obct_time_scale());
         OBCT_CHECK(rep->rc_after != OBC_SUCCESS);
         OBCT_CHECK_LE_DBL(rep->after_s, 0.5 * obct_time_scale());
+    }
+    if (m->send_tag != m->recv_tag) {
+        char want[2][32];
+        snprintf(want[0], sizeof(want[0]), "tag %d", m->send_tag < 0 ? 0 : m->send_tag);
+        snprintf(want[1], sizeof(want[1]), "tag %d", m->recv_tag < 0 ? 0 : m->recv_tag);
+        for (int i = 0; i < 2; i++) {
+            if (strstr(job.reports[1].msg, want[i]) == NULL) {
+                OBCT_FAIL("the receiver's message does not name %s: %s", want[i],
+                          job.reports[1].msg);
+            }
+        }
     }
     obct_job_check_shm(&job);
     obct_job_free(&job);
@@ -177,9 +195,11 @@ static void run_timeout(const char *where)
 int main(void)
 {
     const struct mm cases[] = {
-        {"count", 100, 99, OBC_INT32, OBC_INT32},
-        {"dtype", 100, 100, OBC_FLOAT32, OBC_INT32},
-        {"large", ((size_t)4 << 20) + 1, ((size_t)4 << 20) + 2, OBC_UINT8, OBC_UINT8},
+        {"count", 100, 99, OBC_INT32, OBC_INT32, -1, -1},
+        {"dtype", 100, 100, OBC_FLOAT32, OBC_INT32, -1, -1},
+        {"large", ((size_t)4 << 20) + 1, ((size_t)4 << 20) + 2, OBC_UINT8, OBC_UINT8, -1, -1},
+        {"tag", 100, 100, OBC_INT32, OBC_INT32, 1, 2},
+        {"untagged against tag 3", 100, 100, OBC_INT32, OBC_INT32, -1, 3},
     };
     obct_watchdog(190);
     setenv("OBC_TIMEOUT", "20", 1); /* detection must not wait for the timeout */
