@@ -193,26 +193,27 @@ def barrier(async_op=False, comm=None):
     return _comm(comm).barrier(async_op)
 
 
-def send(tensor, dst, comm=None):
-    """Send tensor to rank dst (blocking; matched in order per pair)."""
-    return _comm(comm).send(tensor, dst)
+def send(tensor, dst, comm=None, tag=0):
+    """Send tensor to rank dst (blocking; matched in order per pair, tags
+    compared: docs/p2p.md)."""
+    return _comm(comm).send(tensor, dst, tag)
 
 
-def recv(tensor, src=None, comm=None):
+def recv(tensor, src=None, comm=None, tag=0):
     """Receive into tensor the next message from rank src, or with
-    src=None from whichever rank sends first (blocking); returns the
-    sender's rank."""
-    return _comm(comm).recv(tensor, src)
+    src=None the first message of this tag from any rank (blocking);
+    returns the sender's rank."""
+    return _comm(comm).recv(tensor, src, tag)
 
 
-def isend(tensor, dst, comm=None):
+def isend(tensor, dst, comm=None, tag=0):
     """send, returning a Work."""
-    return _comm(comm).isend(tensor, dst)
+    return _comm(comm).isend(tensor, dst, tag)
 
 
-def irecv(tensor, src=None, comm=None):
+def irecv(tensor, src=None, comm=None, tag=0):
     """recv, returning a Work (its source_rank() is the sender)."""
-    return _comm(comm).irecv(tensor, src)
+    return _comm(comm).irecv(tensor, src, tag)
 
 
 def broadcast_object(obj, src=0, comm=None):

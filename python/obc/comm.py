@@ -13,6 +13,9 @@ from . import _buffers as B
 from . import _native as N
 
 
+ANY_SOURCE = -2  # OBC_ANY_SOURCE of obc.h
+
+
 class ReduceOp(enum.IntEnum):
     SUM = N.SUM
     PRODUCT = N.PROD
@@ -549,53 +552,61 @@ class Communicator:
                          what="barrier")
 
     # -- point-to-point (docs/p2p.md) ---------------------------------------
-    def send(self, tensor, dst):
+    # tag: compared, not reordered (docs/p2p.md, "Tags"): a pair's messages
+    # are received in send order, and a receive whose tag is not its
+    # sender's next message's is obc.Mismatch on both ranks.
+    def send(self, tensor, dst, tag=0):
         """Send tensor to rank dst; returns when tensor may be reused. Matched
-        in order with dst's recv from this rank; count and dtype must agree
-        (else obc.Mismatch on both ranks). Inside obc.group(), the group's
-        sends and receives progress together."""
-        return self._p2p(N.lib.obc_send, N.lib.obc_isend, tensor, dst, False, "send")
+        in order with dst's recv from this rank; count, dtype and tag must
+        agree (else obc.Mismatch on both ranks). Inside obc.group(), the
+        group's sends and receives progress together."""
+        return self._p2p(N.lib.obc_send_tag, N.lib.obc_isend_tag, tensor, dst, tag, "send")
 
-    def recv(self, tensor, src=None):
+    def recv(self, tensor, src=None, tag=0):
         """Receive into tensor (in place) the next message from rank src, or
-        with src=None from whichever rank sends first (obc_recv_any).
+        with src=None the first message of this tag that any rank sends.
         Returns the sender's rank, as torch's recv."""
         if src is None:
-            return self._recv_any(tensor, "recv")
-        self._p2p(N.lib.obc_recv, N.lib.obc_irecv, tensor, src, True, "recv")
+            return self._recv_any(tensor, tag, "recv")
+        self._p2p(N.lib.obc_recv_tag, N.lib.obc_irecv_tag, tensor, src, tag, "recv")
         return src
 
-    def isend(self, tensor, dst):
+    def isend(self, tensor, dst, tag=0):
         """send, returning a Work at once."""
-        return self._p2p(N.lib.obc_send, N.lib.obc_isend, tensor, dst, False, "isend", True)
+        return self._p2p(N.lib.obc_send_tag, N.lib.obc_isend_tag, tensor, dst, tag, "isend",
+                         True)
 
-    def irecv(self, tensor, src=None):
+    def irecv(self, tensor, src=None, tag=0):
         """recv, returning a Work at once; its source_rank() is the sender."""
         if src is None:
-            return self._recv_any(tensor, "irecv", True)
-        work = self._p2p(N.lib.obc_recv, N.lib.obc_irecv, tensor, src, True, "irecv", True)
+            return self._recv_any(tensor, tag, "irecv", True)
+        work = self._p2p(N.lib.obc_recv_tag, N.lib.obc_irecv_tag, tensor, src, tag, "irecv",
+                         True)
         work._source = src
         return work
 
-    def _recv_any(self, tensor, what, async_op=False):
+    def _recv_any(self, tensor, tag, what, async_op=False):
         if not async_op and _group_depth.n > 0:
             raise ValueError(f"{what}: a receive from any source returns its sender at once, "
                              f"which a group defers; use irecv and the Work's source_rank()")
         buf = B.as_buffer(tensor, what, writable=True, any_dtype=True)
         source = ctypes.c_int(-1)
-        work = self._run(N.lib.obc_recv_any, N.lib.obc_irecv_any,
-                         (buf.ptr, buf.count, buf.dtype, ctypes.byref(source)), (buf, source),
-                         async_op, what=what)
+        work = self._run(N.lib.obc_recv_tag, N.lib.obc_irecv_tag,
+                         (buf.ptr, buf.count, buf.dtype, ANY_SOURCE, _tag(tag, what),
+                          ctypes.byref(source)), (buf, source), async_op, what=what)
         if work is None:
             return source.value
         work._source = source
         return work
 
-    def _p2p(self, blocking, nonblocking, tensor, peer, writable, what, async_op=False):
+    def _p2p(self, blocking, nonblocking, tensor, peer, tag, what, async_op=False):
         peer = self._root(peer, what)
-        buf = B.as_buffer(tensor, what, writable=writable, any_dtype=True)
-        return self._run(blocking, nonblocking, (buf.ptr, buf.count, buf.dtype, peer), buf,
-                         async_op, what=what)
+        receive = blocking is N.lib.obc_recv_tag
+        buf = B.as_buffer(tensor, what, writable=receive, any_dtype=True)
+        args = (buf.ptr, buf.count, buf.dtype, peer, _tag(tag, what))
+        if receive:
+            args += (None,)
+        return self._run(blocking, nonblocking, args, buf, async_op, what=what)
 
     def synchronize(self):
         """Wait for every operation this rank started on the communicator."""
@@ -663,6 +674,18 @@ def _counts(counts, unit):
         d[i] = at
         at += k * unit
     return c, d
+
+
+def _tag(tag, what):
+    """tag as C takes it, an int; whether it is valid (>= 0) is libobc's
+    to say."""
+    try:
+        tag = operator.index(tag)
+    except TypeError:
+        raise TypeError(f"{what}: tag must be an int, not {type(tag).__name__}") from None
+    if not -2**31 <= tag < 2**31:
+        raise ValueError(f"{what}: tag {tag} does not fit a C int")
+    return tag
 
 
 def _op(op, what):

@@ -81,13 +81,13 @@ _IDLE_EXIT_S = 1.0
 
 _p, _pp, _sz, _int = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, ctypes.c_int
 _szp = ctypes.POINTER(ctypes.c_size_t)
+_ANY_SOURCE = -2  # OBC_ANY_SOURCE of obc.h
 # The second round's C calls (API.md), looked up when first used so the
 # backend works with a libobc that has only some of them: a missing one is
 # emulated with the first round's collectives, or refused (send/recv).
 _SECOND_ROUND = {
-    "obc_isend": (_p, _sz, _int, _int, _p, _pp),
-    "obc_irecv": (_p, _sz, _int, _int, _p, _pp),
-    "obc_irecv_any": (_p, _sz, _int, ctypes.POINTER(_int), _p, _pp),
+    "obc_isend_tag": (_p, _sz, _int, _int, _int, _p, _pp),
+    "obc_irecv_tag": (_p, _sz, _int, _int, _int, ctypes.POINTER(_int), _p, _pp),
     "obc_igather": (_p, _p, _sz, _int, _int, _p, _pp),
     "obc_iscatter": (_p, _p, _sz, _int, _int, _p, _pp),
     "obc_ialltoall": (_p, _p, _sz, _int, _p, _pp),
@@ -160,6 +160,18 @@ def _done_work(value=None, record=None):
     work_fut = _end_with(record, fut)
     fut.set_result(value)
     return _c10d._create_work_from_future(work_fut)
+
+
+def _c10d_called():
+    """True when the backend method running now was called by one of
+    torch.distributed's Python functions (dist.send, dist.all_reduce, ...):
+    the first frame below this module's is theirs. Their Works are waited on
+    from Python. C++ callers (DDP's reducer, _broadcast_coalesced) leave
+    another module's frame there, or none."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__") == _C10D
 
 
 def _caller_waits(frame):
@@ -349,13 +361,13 @@ class ObcProcessGroup(_Base):
             return self._done
         return self._start(nonblocking, args, value, finish, keep, what, record)
 
-    def _async(self, fn, args, value, finish, keep, what, record):
+    def _async(self, fn, args, value, finish, keep, what, record, source=None):
         """A non-blocking call only (the second round's calls, whose
         blocking form we do not need): start it, hand it to the thread."""
         self._seq += 1
-        return self._start(fn, args, value, finish, keep, what, record)
+        return self._start(fn, args, value, finish, keep, what, record, source)
 
-    def _start(self, fn, args, value, finish, keep, what, record):
+    def _start(self, fn, args, value, finish, keep, what, record, source=None):
         req = ctypes.c_void_p()
         try:
             with self._lock:
@@ -365,9 +377,15 @@ class ObcProcessGroup(_Base):
             if record is not None:
                 _record_exit(record)
             raise
-        return self._enqueue(req, value, finish, keep, record)
+        return self._enqueue(req, value, finish, keep, record, source)
 
-    def _enqueue(self, req, value, finish, keep, record):
+    def _enqueue(self, req, value, finish, keep, record, source=None):
+        """Hand a started request to the completion thread. The Work is one
+        made from a Future, which C++ callers can wait on; for torch's
+        Python functions it is wrapped so that wait() raises the call's
+        error (the Future's Work returns True whatever the Future holds),
+        and a receive from any source (source: where obc writes the
+        sender) is always wrapped, for the sender."""
         fut = torch.futures.Future()
         work_fut = _end_with(record, fut)  # before the thread can complete fut
         with self._cv:
@@ -377,7 +395,10 @@ class ObcProcessGroup(_Base):
                                                 name=f"obc-torch-{self._rank}")
                 self._thread.start()
             self._cv.notify()
-        return _c10d._create_work_from_future(work_fut)
+        work = _c10d._create_work_from_future(work_fut)
+        if source is None and not _c10d_called():
+            return work
+        return _CheckedWork(work, work_fut, source)
 
     def _complete_loop(self):
         done = ctypes.c_int(0)
@@ -761,37 +782,43 @@ class ObcProcessGroup(_Base):
         N.check(status, self._handle, what)
 
     # -- point-to-point ----------------------------------------------------------
-    # tag: accepted, not compared; obc matches a pair's messages in send order
+    # tag: compared, not reordered (docs/p2p.md, "Tags"): a pair's messages
+    # are received in send order; a receive whose tag is not its sender's
+    # next message's fails on both ranks instead of taking the wrong data.
     def send(self, tensors, dst, tag=0):
-        return self._p2p("obc_isend", "send", tensors, dst, sys._getframe(1))
+        return self._p2p("send", tensors, dst, tag)
 
     def recv(self, tensors, src, tag=0):
-        return self._p2p("obc_irecv", "recv", tensors, src, sys._getframe(1))
+        return self._p2p("recv", tensors, src, tag)
 
     def recv_anysource(self, tensors, tag=0):
         what = "recvAnySource"  # torch's name for it (gloo's record: gloo:recvAnySource)
-        fn = _fn("obc_irecv_any")
-        if fn is None:
-            raise RuntimeError(f"obc backend: recv from any source needs obc_irecv_any, which "
-                               f"this libobc ({N.path}) does not have")
+        fn = self._p2p_fn("obc_irecv_tag", "recv from any source")
         b = self._bytes(tensors[0], what)
         source = _int(-1)
-        work = self._async(fn, (b.ptr, b.count, b.dtype, ctypes.byref(source)), tensors,
-                           b.copy_back, (b, source), what, _record(what, tensors))
-        return _AnySourceWork(work, source)
+        return self._async(fn, (b.ptr, b.count, b.dtype, _ANY_SOURCE, tag, ctypes.byref(source)),
+                           tensors, b.copy_back, (b, source), what, _record(what, tensors),
+                           source)
 
-    def _p2p(self, name, what, tensors, peer, frame):
-        fn = _fn(name)
-        if fn is None:
-            raise RuntimeError(f"obc backend: {what} needs {name} (obc point-to-point), which "
-                               f"this libobc ({N.path}) does not have")
+    def _p2p(self, what, tensors, peer, tag):
+        if what == "send":
+            fn, extra = self._p2p_fn("obc_isend_tag", what), ()
+        else:
+            fn, extra = self._p2p_fn("obc_irecv_tag", what), (None,)
         b = self._bytes(tensors[0], what)
         if not 0 <= peer < self._size or peer == self._rank:
             raise RuntimeError(f"obc backend: {what}: peer {peer} is not another rank of this "
                                f"group (0..{self._size - 1}, this is {self._rank})")
-        work = self._async(fn, (b.ptr, b.count, b.dtype, peer), tensors, b.copy_back, b, what,
-                           _record(what, tensors))
-        return work
+        return self._async(fn, (b.ptr, b.count, b.dtype, peer, tag) + extra, tensors,
+                           b.copy_back, b, what, _record(what, tensors))
+
+    @staticmethod
+    def _p2p_fn(name, what):
+        fn = _fn(name)
+        if fn is None:
+            raise RuntimeError(f"obc backend: {what} needs {name} (obc point-to-point), which "
+                               f"this libobc ({N.path}) does not have")
+        return fn
 
     # -- checks ------------------------------------------------------------------
     def _check_list(self, tensors, like, what):
@@ -805,18 +832,23 @@ class ObcProcessGroup(_Base):
                                    f"x {like.dtype}, got {t.numel()} x {t.dtype}")
 
 
-class _AnySourceWork(_c10d.Work):
-    """The Work of a receive from any source. torch's recv and irecv ask
-    it for the sender (_source_rank()) from Python, so a Python subclass
-    serves here; it wraps the Work made from a Future, which is what C++
-    callers could wait on."""
+class _CheckedWork(_c10d.Work):
+    """The Work that torch's Python functions get. The Work made from a
+    Future (inner) returns True from wait() even when the Future holds the
+    call's error, so a failed isend, irecv or async collective would look
+    done; this one's wait() raises it. A Python subclass is never called
+    from C++, so C++ callers get inner itself (_enqueue). A receive from any
+    source also reports its sender here (_source_rank(), which torch's recv
+    and irecv call from Python)."""
 
-    def __init__(self, inner, source):
+    def __init__(self, inner, fut, source=None):
         super().__init__()
-        self._inner, self._source = inner, source
+        self._inner, self._fut, self._source = inner, fut, source
 
     def wait(self, timeout=None):
-        return self._inner.wait() if timeout is None else self._inner.wait(timeout)
+        done = self._inner.wait() if timeout is None else self._inner.wait(timeout)
+        self._fut.value()  # raises the call's error, if it failed
+        return done
 
     def is_completed(self):
         return self._inner.is_completed()
@@ -834,7 +866,10 @@ class _AnySourceWork(_c10d.Work):
         return self._inner.result()
 
     def _source_rank(self):
-        self._inner.wait()
+        if self._source is None:
+            raise RuntimeError("obc backend: _source_rank() of a Work that is not a receive "
+                               "from any source")
+        self.wait()
         return self._source.value
 
 

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 """send/recv/isend/irecv on NumPy arrays and torch tensors of every obc dtype:
 a ring shift in a group, isend/irecv outside one, sends to self, and a
-mismatched pair raising obc.Mismatch on both ranks."""
+mismatched pair raising obc.Mismatch on both ranks; tags in send order, a
+receive from any source by tag, and a tag mismatch."""
+import time
+
 import numpy as np
 import pytest
 from conftest import KINDS, as_f64, kind_id, make, torch
@@ -81,6 +84,60 @@ def test_mismatch_both_sides(fresh_comm):
     else:
         with pytest.raises(obc.Mismatch):
             c.recv(np.zeros(8, dtype=np.float32), 0)
+
+
+def test_tags_in_send_order(comm):
+    """Tagged messages between ring neighbours, received in send order with
+    the same tags; untagged calls are tag 0."""
+    right, left = (comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size
+    got = [np.full(6, -1, dtype=np.int64) for _ in range(3)]
+    works = [comm.isend(np.full(6, 10 * comm.rank + t, dtype=np.int64), right, tag=t)
+             for t in (3, 4)]
+    works.append(comm.isend(np.full(6, 10 * comm.rank + 9, dtype=np.int64), right))
+    works += [comm.irecv(got[0], left, tag=3), comm.irecv(got[1], left, tag=4),
+              comm.irecv(got[2], left, tag=0)]
+    for w in works:
+        w.wait()
+    for g, t in zip(got, (3, 4, 9)):
+        np.testing.assert_array_equal(g, np.full(6, 10 * left + t, dtype=np.int64))
+    with pytest.raises(ValueError, match="tag -1 is negative"):
+        obc.send(np.zeros(2), right, tag=-1)
+    with pytest.raises(TypeError, match="tag must be an int"):
+        obc.recv(np.zeros(2), left, tag=1.5)
+    obc.barrier()
+
+
+def test_any_source_takes_its_own_tag(comm):
+    """Rank 0's message of tag 5 waits at the last rank while a receive
+    from any source with tag 7 takes rank 1's message."""
+    if comm.size < 3:
+        pytest.skip("needs 3 ranks")
+    last = comm.size - 1
+    if comm.rank in (0, 1):
+        if comm.rank == 1:
+            time.sleep(0.1)
+        obc.send(np.full(2, 100 + comm.rank, dtype=np.int32), last, tag=5 + 2 * comm.rank)
+    elif comm.rank == last:
+        seven, five = np.zeros(2, dtype=np.int32), np.zeros(2, dtype=np.int32)
+        any7 = obc.irecv(seven, tag=7)
+        assert obc.recv(five, 0, tag=5) == 0
+        assert any7.source_rank() == 1
+        assert seven.tolist() == [101, 101] and five.tolist() == [100, 100]
+    obc.barrier()
+
+
+def test_tag_mismatch_both_sides(fresh_comm):
+    c = fresh_comm
+    if c.size < 2:
+        pytest.skip("needs two ranks")
+    if c.rank > 1:
+        return  # the others are not part of the pair; their communicator breaks too
+    if c.rank == 0:
+        with pytest.raises(obc.Mismatch):
+            c.send(np.zeros(8, dtype=np.int32), 1, tag=1)
+    else:
+        with pytest.raises(obc.Mismatch, match="tag 1 where this receive has tag 2"):
+            c.recv(np.zeros(8, dtype=np.int32), 0, tag=2)
 
 
 def test_recv_from_any_source(comm):

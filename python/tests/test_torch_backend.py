@@ -268,6 +268,49 @@ def test_send_recv(world):
         same(got, values(right, 6, dtype, base=2))
 
 
+def test_async_error_raised_at_wait(world):
+    """A collective that fails after it started (ranks disagree on the
+    count) raises from Work.wait() on every rank: the Work torch makes from
+    a Future returns True from wait() whatever the Future holds, so obc
+    must wrap it for torch's Python functions. The group is its own, which
+    the failure breaks."""
+    rank, n = world
+    if n < 2:
+        pytest.skip("needs 2 ranks")
+    g = dist.new_group(list(range(n)))
+    work = dist.all_reduce(torch.ones(4 + rank), group=g, async_op=True)
+    with pytest.raises(RuntimeError, match="count"):
+        work.wait()
+    dist.barrier()
+
+
+def test_send_recv_tags(world):
+    """Tags travel with the messages: received in send order with the same
+    tags they pass; a receive whose tag is not the sender's next message's
+    fails on both ranks (in a group of its own, which it breaks) instead of
+    taking the other message's data."""
+    rank, n = world
+    if n < 2:
+        pytest.skip("point-to-point needs 2 ranks")
+    right, left = (rank + 1) % n, (rank - 1) % n
+    works = [dist.isend(torch.full((4,), 10.0 * rank + t), dst=right, tag=t) for t in (1, 2)]
+    first, second = torch.empty(4), torch.empty(4)
+    dist.recv(first, src=left, tag=1)
+    dist.irecv(second, src=left, tag=2).wait()
+    for w in works:
+        w.wait()
+    assert torch.equal(first, torch.full((4,), 10.0 * left + 1))
+    assert torch.equal(second, torch.full((4,), 10.0 * left + 2))
+    g = dist.new_group(list(range(n)))
+    if rank == 0:
+        with pytest.raises(RuntimeError):
+            dist.send(torch.zeros(2), dst=1, tag=3, group=g)
+    elif rank == 1:
+        with pytest.raises(RuntimeError, match="tag 3 where this receive has tag 4"):
+            dist.recv(torch.zeros(2), src=0, tag=4, group=g)
+    dist.barrier()
+
+
 def test_recv_from_any_source(world):
     """Every rank in turn receives from any source (dist.recv and dist.irecv
     without src) while the others each send it two messages, as torch's own
