@@ -14,9 +14,11 @@
  *      posted yet is passed over and read later (of the next 64 in that
  *      order), so that a rank waits only when no posted peer is left: with
  *      ranks outnumbering cores, a peer may not run for milliseconds;
- *   3. every rank adds 1 to the shared CMA counter and waits until all
- *      have, so no rank returns (and reuses its sendbuf) while a peer still
- *      reads it.
+ *   3. each read is counted in the mailbox of the rank read from, and a
+ *      rank returns once its n - 1 readers are counted (its sendbuf is free)
+ *      and its own reads are done: it does not wait for ranks that are done
+ *      with it but not with each other. Its mailbox is free then too, since
+ *      every reader read the post before reading the block.
  * Out of place only: in place, a peer could read a block this rank has
  * already overwritten (select.c leaves in place to the pairwise exchange).
  * A peer whose block size or stamp differs is OBC_ERR_MISMATCH naming it.
@@ -41,7 +43,7 @@ struct a2a_state {
     enum a2a_phase phase;
     uint64_t stamp;
     uint32_t seq;
-    uint32_t target; /* CMA counter value when every rank is done */
+    uint32_t base; /* this rank's done count at the start (obc__arena_pieces_base) */
     int k; /* peers read in order so far (the next is rank + 1 + k) ... */
     uint64_t ahead; /* ... and bit j: peer rank + 1 + k + j read out of order */
 };
@@ -67,7 +69,6 @@ static void a2a_cma_init(void *state, struct obc__algo_ctx *ctx, const struct ob
     s->args = args;
     s->stamp = obc__algo_stamp(args);
     s->seq = (uint32_t)args->seq + 1; /* mailbox words start at 0 */
-    s->target = ++ctx->persist->cma_epoch * (uint32_t)ctx->nranks;
 }
 
 static obc_result_t bad_peer(struct a2a_state *s, int peer, const struct a2a_msg *m)
@@ -107,6 +108,7 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
     switch (s->phase) {
     case PHASE_POST: {
         struct a2a_msg mine = {(uint64_t)(uintptr_t)g->send, blk, s->stamp};
+        s->base = obc__arena_pieces_base(s->ctx->arena); /* before anyone can count here */
         obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
         if (blk > 0) {
             memcpy((char *)g->recv + (size_t)me * blk, (const char *)g->send + (size_t)me * blk,
@@ -138,6 +140,7 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
                 if (res != OBC_SUCCESS) {
                     return res;
                 }
+                obc__arena_piece_done(s->ctx->arena, peer); /* its sendbuf: one reader fewer */
                 s->ahead |= 1ull << j;
             }
             int moved = 0;
@@ -153,11 +156,8 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
         s->phase = PHASE_DONE;
         __attribute__((fallthrough));
     case PHASE_DONE:
-        obc__arena_counter_add(s->ctx->arena, OBC_CTR_CMA_DONE, 1);
-        s->phase = PHASE_WAIT;
-        __attribute__((fallthrough));
     case PHASE_WAIT:
-        return obc__arena_counter_reached(s->ctx->arena, OBC_CTR_CMA_DONE, s->target, w)
+        return obc__arena_pieces_reached(s->ctx->arena, s->base + (uint32_t)(n - 1), w)
             ? OBC_SUCCESS
             : OBC_IN_PROGRESS;
     }
