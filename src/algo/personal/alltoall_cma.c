@@ -14,7 +14,8 @@
  *      posted yet is passed over and read later (of the next 64 in that
  *      order), so that a rank waits only when no posted peer is left: with
  *      ranks outnumbering cores, a peer may not run for milliseconds;
- *   3. each read is counted in the mailbox of the rank read from, and a
+ *   3. each read is counted in the mailbox of the rank read from (claimed,
+ *      then done, as bcast_cma's pieces, whose counts these are), and a
  *      rank returns once its n - 1 readers are counted (its sendbuf is free)
  *      and its own reads are done: it does not wait for ranks that are done
  *      with it but not with each other. Its mailbox is free then too, since
@@ -33,6 +34,7 @@ struct a2a_msg {
     uint64_t addr; /* the poster's sendbuf */
     uint64_t nbytes; /* its block */
     uint64_t stamp;
+    uint32_t base; /* the poster's piece counts at the start */
 };
 
 enum a2a_phase { PHASE_POST, PHASE_COPY, PHASE_DONE, PHASE_WAIT };
@@ -48,6 +50,7 @@ struct a2a_state {
     uint64_t ahead; /* ... and bit j: peer rank + 1 + k + j read out of order */
 };
 _Static_assert(sizeof(struct a2a_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
+_Static_assert(sizeof(struct a2a_msg) <= OBC_MAILBOX_BYTES, "a post fits a mailbox");
 
 /* In place is sendbuf == recvbuf with bytes to move; obc_comm_algorithm's
  * query has no buffers (both NULL) and asks about the out-of-place call. */
@@ -99,6 +102,17 @@ static obc_result_t read_block(struct a2a_state *s, int peer, uint64_t addr)
     return obc__arena_peer_read(s->ctx->arena, peer, dst, src, blk);
 }
 
+/* One reader of peer's sendbuf fewer. The piece counts are bcast_cma's
+ * too, whose claims start from the done count: claim, then count done, so
+ * that the two stay level (each of the n - 1 readers claims one "piece"). */
+static void count_read(struct a2a_state *s, int peer, const struct a2a_msg *m)
+{
+    uint32_t piece;
+    (void)obc__arena_piece_claim(s->ctx->arena, peer, m->base, (uint32_t)s->ctx->nranks - 1,
+                                 &piece);
+    obc__arena_piece_done(s->ctx->arena, peer);
+}
+
 static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
 {
     struct a2a_state *s = state;
@@ -107,8 +121,8 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
     size_t blk = s->args->nbytes;
     switch (s->phase) {
     case PHASE_POST: {
-        struct a2a_msg mine = {(uint64_t)(uintptr_t)g->send, blk, s->stamp};
         s->base = obc__arena_pieces_base(s->ctx->arena); /* before anyone can count here */
+        struct a2a_msg mine = {(uint64_t)(uintptr_t)g->send, blk, s->stamp, s->base};
         obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
         if (blk > 0) {
             memcpy((char *)g->recv + (size_t)me * blk, (const char *)g->send + (size_t)me * blk,
@@ -140,7 +154,7 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
                 if (res != OBC_SUCCESS) {
                     return res;
                 }
-                obc__arena_piece_done(s->ctx->arena, peer); /* its sendbuf: one reader fewer */
+                count_read(s, peer, &m);
                 s->ahead |= 1ull << j;
             }
             int moved = 0;
