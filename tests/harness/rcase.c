@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "bcase.h"
 #include "obct.h"
 
@@ -15,6 +18,21 @@ static size_t esize(const struct obct_rcase *c)
 {
     return obc_dtype_size(c->d.dtype);
 }
+
+/* Remember n input elements at p (input index first) as ones the call must not change. */
+static void keep_input(struct obct_rcase *c, const unsigned char *p, size_t n, size_t first,
+                       const char *what)
+{
+    struct obct_rkept *k = &c->kept[c->nkept++];
+    OBCT_ASSERT(c->nkept <= (int)(sizeof(c->kept) / sizeof(c->kept[0])));
+    k->p = p;
+    k->n = n;
+    k->first = first;
+    k->hash = XXH3_64bits(p, n * esize(c));
+    k->what = what;
+}
+
+static const char *const SENDBUF_KEPT = "sendbuf (must stay unchanged)";
 
 static void setup_allreduce(struct obct_rcase *c, size_t mis)
 {
@@ -26,6 +44,7 @@ static void setup_allreduce(struct obct_rcase *c, size_t mis)
     } else {
         obct_buf_alloc(&c->send, nbytes, mis ? mis + 1 : 0);
         obct_rfill(&c->d, c->send.data, c->count, 0, c->rank);
+        keep_input(c, c->send.data, c->count, 0, SENDBUF_KEPT);
         obct_poison(c->recv.data, nbytes);
         c->call.sendbuf = c->send.data;
     }
@@ -43,12 +62,15 @@ static void setup_reduce(struct obct_rcase *c, size_t mis)
     if (c->in_place && c->variant) {
         obct_buf_alloc(&c->recv, nbytes, mis);
         obct_rfill(&c->d, c->recv.data, c->count, 0, c->rank);
+        keep_input(c, c->recv.data, c->count, 0,
+                   "non-root's buffer (sendbuf == recvbuf, read only)");
         c->call.sendbuf = c->recv.data;
         c->call.recvbuf = c->recv.data;
         return;
     }
     obct_buf_alloc(&c->send, nbytes, mis ? mis + 1 : 0);
     obct_rfill(&c->d, c->send.data, c->count, 0, c->rank);
+    keep_input(c, c->send.data, c->count, 0, SENDBUF_KEPT);
     c->call.sendbuf = c->send.data;
     if (c->variant) {
         obct_buf_alloc(&c->recv, nbytes, mis);
@@ -77,12 +99,18 @@ static void setup_allgather(struct obct_rcase *c, size_t mis)
 static void setup_reduce_scatter(struct obct_rcase *c, size_t mis)
 {
     size_t total = c->count * (size_t)c->d.nranks;
+    size_t mine = (size_t)c->rank * c->count;
     obct_buf_alloc(&c->send, total * esize(c), mis);
     obct_rfill(&c->d, c->send.data, total, 0, c->rank);
     c->call.sendbuf = c->send.data;
     if (c->in_place) {
-        c->call.recvbuf = c->send.data + (size_t)c->rank * c->count * esize(c);
+        static const char *const outside = "sendbuf outside the rank's block (must stay unchanged)";
+        c->call.recvbuf = c->send.data + mine * esize(c);
+        keep_input(c, c->send.data, mine, 0, outside);
+        keep_input(c, c->send.data + (mine + c->count) * esize(c), total - mine - c->count,
+                   mine + c->count, outside);
     } else {
+        keep_input(c, c->send.data, total, 0, SENDBUF_KEPT);
         obct_buf_alloc(&c->recv, c->count * esize(c), mis ? mis + 1 : 0);
         obct_poison(c->recv.data, c->count * esize(c));
         c->call.recvbuf = c->recv.data;
@@ -160,23 +188,10 @@ static int check_reduce_scatter(const char *file, int line, const struct obct_rc
                                 const char *desc)
 {
     char what[320];
-    size_t total = c->count * (size_t)c->d.nranks;
     size_t mine = (size_t)c->rank * c->count;
     const unsigned char *res = c->call.recvbuf;
-    int bad = 0;
     snprintf(what, sizeof(what), "%s: recvbuf (block %d)", desc, c->rank);
-    bad |= obct_rcheck_at(file, line, what, &c->d, res, c->count, mine);
-    if (c->in_place) {
-        snprintf(what, sizeof(what), "%s: sendbuf outside the rank's block (must stay unchanged)",
-                 desc);
-        bad |= obct_rcheck_input_at(file, line, what, &c->d, c->send.data, mine, 0, c->rank);
-        bad |= obct_rcheck_input_at(file, line, what, &c->d, res + c->count * esize(c),
-                                    total - mine - c->count, mine + c->count, c->rank);
-    } else {
-        snprintf(what, sizeof(what), "%s: sendbuf (must stay unchanged)", desc);
-        bad |= obct_rcheck_input_at(file, line, what, &c->d, c->send.data, total, 0, c->rank);
-    }
-    return bad;
+    return obct_rcheck_at(file, line, what, &c->d, res, c->count, mine);
 }
 
 /* allreduce and reduce */
@@ -193,16 +208,29 @@ static int check_reduction(const char *file, int line, const struct obct_rcase *
     } else if (c->kind == OBCT_ALLREDUCE || c->rank == c->root) {
         snprintf(what, sizeof(what), "%s: recvbuf", desc);
         bad |= obct_rcheck_at(file, line, what, &c->d, c->recv.data, c->count, 0);
-    } else if (c->recv.base != NULL && c->in_place) {
-        snprintf(what, sizeof(what), "%s: non-root's buffer (sendbuf == recvbuf, read only)", desc);
-        bad |= obct_rcheck_input_at(file, line, what, &c->d, c->recv.data, c->count, 0, c->rank);
-    } else if (c->recv.base != NULL) {
+    } else if (c->recv.base != NULL && !c->in_place) {
         snprintf(what, sizeof(what), "%s: non-root's recvbuf (must not be touched)", desc);
         bad |= obct_verify_poison_at(file, line, what, c->recv.data, nbytes);
     }
-    if (c->send.base != NULL) {
-        snprintf(what, sizeof(what), "%s: sendbuf (must stay unchanged)", desc);
-        bad |= obct_rcheck_input_at(file, line, what, &c->d, c->send.data, c->count, 0, c->rank);
+    return bad;
+}
+
+/* The inputs set-up kept (keep_input) are unchanged. */
+static int check_kept(const char *file, int line, const struct obct_rcase *c, const char *desc)
+{
+    char what[320];
+    int bad = 0;
+    for (int i = 0; i < c->nkept; i++) {
+        const struct obct_rkept *k = &c->kept[i];
+        if (XXH3_64bits(k->p, k->n * esize(c)) == k->hash) {
+            continue;
+        }
+        snprintf(what, sizeof(what), "%s: %s", desc, k->what);
+        if (obct_rcheck_input_at(file, line, what, &c->d, k->p, k->n, k->first, c->rank) == 0) {
+            obct_soft_fail(file, line, "%s: its hash changed, yet every element is its input",
+                           what);
+        }
+        bad = -1;
     }
     return bad;
 }
@@ -224,6 +252,7 @@ int obct_rcase_check_at(const char *file, int line, const struct obct_rcase *c)
         bad = check_reduction(file, line, c, desc);
         break;
     }
+    bad |= check_kept(file, line, c, desc);
     if (c->recv.base != NULL) {
         snprintf(what, sizeof(what), "%s: recvbuf", desc);
         bad |= obct_buf_check_at(file, line, what, &c->recv);

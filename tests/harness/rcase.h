@@ -56,6 +56,17 @@ struct obct_rcase {
      * checked run): then each element is checked by exactly one rank, and the
      * check costs O(count) per rank instead of O(nranks * count). */
     int sliced;
+    /* Input regions the call must leave unchanged, hashed at set-up: the check hashes
+     * them again (one memory pass) and regenerates their elements only to name the
+     * first changed one. */
+    struct obct_rkept {
+        const unsigned char *p;
+        size_t n; /* elements */
+        size_t first; /* index of p[0] in the rank's input */
+        uint64_t hash;
+        const char *what;
+    } kept[2];
+    int nkept;
 };
 
 void obct_rcase_setup(struct obct_rcase *c, enum obct_rkind kind, const struct obct_rdata *d,

@@ -254,40 +254,80 @@ static void float_layout(obc_dtype_t t, int *bias, int *mbits, int *bits)
     }
 }
 
-static uint64_t make_float(obc_dtype_t t, int sign, int exp_field, uint64_t mant)
-{
+/* Which input pattern gen draws from, and the dtype's layout: worked out once per fill
+ * or check, not per element (a check of a million elements on 8 ranks calls gen 8
+ * million times, and these tests are most of CI's time). */
+enum gen_kind {
+    GEN_INT, /* random bits of the full width */
+    GEN_MINMAX, /* random finite floats, NaN at the planted places */
+    GEN_PROD_EXACT, /* +-2^k */
+    GEN_PROD_RANDOM, /* 0.75 <= |x| < 1.5 */
+    GEN_RANDOM, /* 2^-9 <= |x| < 1 */
+    GEN_SUM_BF16, /* exact SUM / AVG inputs, one kind per float dtype */
+    GEN_SUM_F16,
+    GEN_SUM_F32,
+    GEN_SUM_F64
+};
+
+struct gen_rule {
+    enum gen_kind kind;
+    obc_dtype_t t;
     int bias;
     int mbits;
-    int bits;
-    float_layout(t, &bias, &mbits, &bits);
-    return ((uint64_t)(sign & 1) << (bits - 1)) | ((uint64_t)exp_field << mbits) |
-        (mant & ((1ull << mbits) - 1));
+    int nbits; /* the dtype's width, integers too */
+    uint64_t mask; /* integers: the dtype's width as a mask */
+};
+
+static struct gen_rule gen_rule_of(const struct obct_rdata *d)
+{
+    struct gen_rule g;
+    memset(&g, 0, sizeof(g));
+    g.t = d->dtype;
+    g.mask = width_mask(d->dtype);
+    if (!obct_dtype_is_float(d->dtype)) {
+        g.kind = GEN_INT;
+        g.nbits = (int)dtype_bits(d->dtype);
+        return g;
+    }
+    float_layout(d->dtype, &g.bias, &g.mbits, &g.nbits);
+    if (d->op == OBC_MIN || d->op == OBC_MAX) {
+        g.kind = GEN_MINMAX;
+    } else if (d->op == OBC_PROD) {
+        g.kind = d->pat == OBCT_RPAT_EXACT ? GEN_PROD_EXACT : GEN_PROD_RANDOM;
+    } else if (d->pat == OBCT_RPAT_RANDOM) {
+        g.kind = GEN_RANDOM;
+    } else if (d->dtype == OBC_BFLOAT16) {
+        g.kind = GEN_SUM_BF16;
+    } else if (d->dtype == OBC_FLOAT16) {
+        g.kind = GEN_SUM_F16;
+    } else if (d->dtype == OBC_FLOAT32) {
+        g.kind = GEN_SUM_F32;
+    } else {
+        g.kind = GEN_SUM_F64;
+    }
+    return g;
+}
+
+static inline uint64_t make_float(const struct gen_rule *g, int sign, int exp_field, uint64_t mant)
+{
+    return ((uint64_t)(sign & 1) << (g->nbits - 1)) | ((uint64_t)exp_field << g->mbits) |
+        (mant & ((1ull << g->mbits) - 1));
 }
 
 /* A random finite bit pattern (an all-ones exponent is folded into range). */
-static uint64_t random_finite(obc_dtype_t t, uint64_t h)
+static inline uint64_t random_finite(const struct gen_rule *g, uint64_t h)
 {
-    int bias;
-    int mbits;
-    int bits;
-    uint64_t b;
-    uint64_t emask;
-    float_layout(t, &bias, &mbits, &bits);
-    b = bits == 64 ? h : h & ((1ull << bits) - 1);
-    emask = ((uint64_t)(2 * bias + 1)) << mbits;
+    uint64_t b = g->nbits == 64 ? h : h & ((1ull << g->nbits) - 1);
+    uint64_t emask = ((uint64_t)(2 * g->bias + 1)) << g->mbits;
     if ((b & emask) == emask) {
-        b ^= 1ull << (bits - 2); /* top exponent bit off */
+        b ^= 1ull << (g->nbits - 2); /* top exponent bit off */
     }
     return b;
 }
 
-static uint64_t nan_bits(obc_dtype_t t, int sign)
+static inline uint64_t nan_bits(const struct gen_rule *g, int sign)
 {
-    int bias;
-    int mbits;
-    int bits;
-    float_layout(t, &bias, &mbits, &bits);
-    return make_float(t, sign, 2 * bias + 1, 1ull << (mbits - 1));
+    return make_float(g, sign, 2 * g->bias + 1, 1ull << (g->mbits - 1));
 }
 
 /* bfloat16 nearest to the integer k (|k| < 2^24), ties to even, by the carry trick on the
@@ -303,56 +343,60 @@ static uint64_t bf16_of_int(int k)
 
 /* Input element `index` of rank: its value (floats) and, unless bits is NULL (only the
  * value is needed), its bits in the low bytes of *bits. Integers always set *bits. */
-static double gen(const struct obct_rdata *d, uint64_t key, int rank, size_t index, uint64_t *bits)
+static inline double gen(const struct gen_rule *g, uint64_t key, int rank, size_t index,
+                         uint64_t *bits)
 {
     uint64_t h = elem_hash(key, index);
-    obc_dtype_t t = d->dtype;
-    int bias;
-    int mbits;
-    int nbits;
     int sign = (int)(h >> 63);
     uint64_t b;
     double v;
-    if (!obct_dtype_is_float(t)) {
-        *bits = h & width_mask(t);
+    switch (g->kind) {
+    case GEN_INT:
+        *bits = h & g->mask;
         return 0;
-    }
-    float_layout(t, &bias, &mbits, &nbits);
-    if (d->op == OBC_MIN || d->op == OBC_MAX) {
+    case GEN_MINMAX:
         if (index % NAN_EVERY == NAN_AT && (int)(index / NAN_EVERY % NAN_RANKS) == rank) {
-            b = nan_bits(t, sign);
+            b = nan_bits(g, sign);
         } else {
-            b = random_finite(t, h);
+            b = random_finite(g, h);
         }
-    } else if (d->op == OBC_PROD && d->pat == OBCT_RPAT_EXACT) {
-        int k = t == OBC_FLOAT64 ? (int)(h % 9) - 4 : (int)(h % 3) - 1;
-        b = make_float(t, sign, bias + k, 0);
-    } else if (d->op == OBC_PROD) {
+        break;
+    case GEN_PROD_EXACT: {
+        int k = g->t == OBC_FLOAT64 ? (int)(h % 9) - 4 : (int)(h % 3) - 1;
+        b = make_float(g, sign, g->bias + k, 0);
+        break;
+    }
+    case GEN_PROD_RANDOM: {
         uint64_t m = mix64(h);
-        int top = (int)((m >> (mbits - 1)) & 1); /* 1.5 <= significand: halve it */
-        b = make_float(t, sign, bias - top, m);
-    } else if (d->pat == OBCT_RPAT_RANDOM) {
+        int top = (int)((m >> (g->mbits - 1)) & 1); /* 1.5 <= significand: halve it */
+        b = make_float(g, sign, g->bias - top, m);
+        break;
+    }
+    case GEN_RANDOM: {
         int e = (int)((h >> 48) % 9); /* 2^-(e+1) <= |x| < 2^-e */
-        b = make_float(t, sign, bias - 1 - e, mix64(h));
-    } else if (t == OBC_BFLOAT16) { /* exact SUM / AVG from here on */
+        b = make_float(g, sign, g->bias - 1 - e, mix64(h));
+        break;
+    }
+    case GEN_SUM_BF16:
         b = bf16_of_int((int)(h % 8193) - 4096);
-    } else {
-        if (t == OBC_FLOAT16) {
+        break;
+    default:
+        if (g->kind == GEN_SUM_F16) {
             v = (double)((int)(h % 2047) - 1023);
-        } else if (t == OBC_FLOAT32) {
+        } else if (g->kind == GEN_SUM_F32) {
             v = (double)((int64_t)(h % 131073) - 65536) * 0.0625;
         } else {
             v = (double)((int64_t)(h & ((1ull << 41) - 1)) - ((int64_t)1 << 40)) / 256.0;
         }
         if (bits != NULL) {
-            *bits = encode(t, v);
+            *bits = encode(g->t, v);
         }
         return v;
     }
     if (bits != NULL) {
         *bits = b;
     }
-    return decode(t, b);
+    return decode(g->t, b);
 }
 
 static void store(void *p, size_t k, size_t esize, uint64_t bits)
@@ -371,9 +415,10 @@ void obct_rfill(const struct obct_rdata *d, void *p, size_t n, size_t first, int
 {
     size_t esize = obc_dtype_size(d->dtype);
     uint64_t key = rank_key(d, rank);
+    struct gen_rule g = gen_rule_of(d);
     for (size_t k = 0; k < n; k++) {
         uint64_t bits;
-        gen(d, key, rank, first + k, &bits);
+        gen(&g, key, rank, first + k, &bits);
         store(p, k, esize, bits);
     }
 }
@@ -398,16 +443,16 @@ static int64_t sign_extend(uint64_t v, unsigned bits)
     return (int64_t)v;
 }
 
-static uint64_t int_expect(const struct obct_rdata *d, const uint64_t *keys, size_t index)
+static uint64_t int_expect(const struct obct_rdata *d, const struct gen_rule *g,
+                           const uint64_t *keys, size_t index)
 {
-    obc_dtype_t t = d->dtype;
-    unsigned nb = dtype_bits(t);
-    uint64_t mask = width_mask(t);
-    int sgn = dtype_signed(t);
+    unsigned nb = (unsigned)g->nbits;
+    uint64_t mask = g->mask;
+    int sgn = dtype_signed(d->dtype);
     uint64_t acc = 0;
     for (int r = 0; r < d->nranks; r++) {
         uint64_t x;
-        gen(d, keys[r], r, index, &x);
+        gen(g, keys[r], r, index, &x);
         if (r == 0) {
             acc = x;
             continue;
@@ -449,7 +494,8 @@ static double tol16(obc_dtype_t t, double ref, double s, int n)
     return ulp + n * ldexp(1.0, -24) * s;
 }
 
-static struct expect float_expect(const struct obct_rdata *d, const uint64_t *keys, size_t index)
+static struct expect float_expect(const struct obct_rdata *d, const struct gen_rule *g,
+                                  const uint64_t *keys, size_t index)
 {
     obc_dtype_t t = d->dtype;
     int n = d->nranks;
@@ -462,7 +508,7 @@ static struct expect float_expect(const struct obct_rdata *d, const uint64_t *ke
     struct expect e = {0, 0, 0, 0};
     double s;
     for (int r = 0; r < n; r++) {
-        double v = gen(d, keys[r], r, index, NULL);
+        double v = gen(g, keys[r], r, index, NULL);
         sum += v;
         abs_sum += fabs(v);
         prod *= v;
@@ -535,11 +581,12 @@ static void format_inputs(char *out, size_t len, const struct obct_rdata *d, con
                           size_t index)
 {
     size_t used = 0;
+    struct gen_rule g = gen_rule_of(d);
     out[0] = '\0';
     for (int r = 0; r < d->nranks && r < SHOW_RANKS && used + 1 < len; r++) {
         char v[64];
         uint64_t bits;
-        gen(d, keys[r], r, index, &bits);
+        gen(&g, keys[r], r, index, &bits);
         format_value(v, sizeof(v), d->dtype, bits);
         used += (size_t)snprintf(out + used, len - used, "%sr%d=%s", r ? " " : "", r, v);
     }
@@ -554,6 +601,7 @@ int obct_rcheck_at(const char *file, int line, const char *what, const struct ob
     size_t bad_k = 0;
     struct expect bad_e = {0, 0, 0, 0};
     int is_float = obct_dtype_is_float(d->dtype);
+    struct gen_rule rule = gen_rule_of(d);
     OBCT_ASSERT(d->nranks >= 1 && d->nranks <= 1024);
     for (int r = 0; r < d->nranks; r++) {
         keys[r] = rank_key(d, r);
@@ -564,12 +612,12 @@ int obct_rcheck_at(const char *file, int line, const char *what, const struct ob
         int ok;
         if (!is_float) {
             e.is_int = 1;
-            e.want_bits = int_expect(d, keys, first + k);
+            e.want_bits = int_expect(d, &rule, keys, first + k);
             e.tol = 0;
             ok = gb == e.want_bits;
         } else {
             double g = decode(d->dtype, gb);
-            e = float_expect(d, keys, first + k);
+            e = float_expect(d, &rule, keys, first + k);
             if (e.tol == 0) {
                 ok = isnan(e.want) ? isnan(g) : g == e.want;
             } else {
@@ -610,12 +658,13 @@ int obct_rcheck_input_at(const char *file, int line, const char *what, const str
 {
     size_t esize = obc_dtype_size(d->dtype);
     uint64_t key = rank_key(d, rank);
+    struct gen_rule g = gen_rule_of(d);
     size_t nbad = 0;
     size_t bad_k = 0;
     uint64_t bad_want = 0;
     for (size_t k = 0; k < n; k++) {
         uint64_t want;
-        gen(d, key, rank, first + k, &want);
+        gen(&g, key, rank, first + k, &want);
         if (load(got, k, esize) != want && nbad++ == 0) {
             bad_k = k;
             bad_want = want;
