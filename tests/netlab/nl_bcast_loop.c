@@ -16,8 +16,8 @@
  * the same bytes instead of broadcast K (counted from 0): a mismatched call,
  * which every rank must report as OBC_ERR_MISMATCH.
  *
- * Output (stdout, one line each, flushed; T = CLOCK_REALTIME seconds, which
- * all netlab hosts share):
+ * Output (stdout, one line each, flushed; T = CLOCK_BOOTTIME seconds, which
+ * all netlab hosts share and /proc/uptime shows the test scripts):
  *   rank R: started at T                      once the communicator exists
  *   rank R: N broadcasts at T                 every second (not with -q)
  *   rank R: iteration K done at T             with -k K, when broadcast K returned
@@ -54,10 +54,11 @@ struct opts {
 
 static char g_rank[32] = "?";
 
-static double now_real(void)
+/* The clock the test scripts read (/proc/uptime): shared by every emulated host, never stepped. */
+static double now_shared(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    clock_gettime(CLOCK_BOOTTIME, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -245,7 +246,7 @@ int main(int argc, char **argv)
     rc = obc_comm_init_env(&comm);
     if (rc != OBC_SUCCESS) {
         printf("rank %s: ERROR %s after 0 broadcasts at %.3f: obc_comm_init_env: %s\n", g_rank,
-               obc_strerror(rc), now_real(), obc_comm_last_error(NULL));
+               obc_strerror(rc), now_shared(), obc_comm_last_error(NULL));
         return 2;
     }
     rank = obc_comm_rank(comm);
@@ -261,7 +262,7 @@ int main(int argc, char **argv)
         obc_comm_destroy(comm);
         return 2;
     }
-    printf("rank %d: started at %.3f\n", rank, now_real());
+    printf("rank %d: started at %.3f\n", rank, now_shared());
     t_start = now_mono();
     t_next_report = t_start + 1.0;
 
@@ -277,7 +278,7 @@ int main(int argc, char **argv)
             rc = obc_allreduce(buf, buf, o.size, OBC_UINT8, OBC_SUM, comm);
             if (rc == OBC_SUCCESS) {
                 printf("rank %d: ERROR the mismatched allreduce succeeded at %.3f\n", rank,
-                       now_real());
+                       now_shared());
                 obc_comm_destroy(comm);
                 free(buf);
                 return 4;
@@ -287,14 +288,14 @@ int main(int argc, char **argv)
         }
         if (rc != OBC_SUCCESS) {
             printf("rank %d: ERROR %s after %lu broadcasts at %.3f: %s\n", rank, obc_strerror(rc),
-                   done, now_real(), obc_comm_last_error(comm));
+                   done, now_shared(), obc_comm_last_error(comm));
             obc_comm_destroy(comm);
             free(buf);
             return 2;
         }
         if (verify(buf, o.size, done, &flags, where, sizeof(where)) != 0) {
-            printf("rank %d: WRONG DATA after %lu broadcasts at %.3f: %s\n", rank, done, now_real(),
-                   where);
+            printf("rank %d: WRONG DATA after %lu broadcasts at %.3f: %s\n", rank, done,
+                   now_shared(), where);
             obc_comm_abort(comm);
             obc_comm_destroy(comm);
             free(buf);
@@ -302,13 +303,13 @@ int main(int argc, char **argv)
         }
         done++;
         if (o.mark != 0 && done == o.mark) {
-            printf("rank %d: iteration %lu done at %.3f\n", rank, done, now_real());
+            printf("rank %d: iteration %lu done at %.3f\n", rank, done, now_shared());
         }
         if (flags & FLAG_STOP) {
             break;
         }
         if (!o.quiet && now_mono() >= t_next_report) {
-            printf("rank %d: %lu broadcasts at %.3f\n", rank, done, now_real());
+            printf("rank %d: %lu broadcasts at %.3f\n", rank, done, now_shared());
             t_next_report += 1.0;
         }
     }
@@ -318,7 +319,7 @@ int main(int argc, char **argv)
         free(buf);
         if (rc != OBC_SUCCESS) {
             printf("rank %d: ERROR %s after %lu broadcasts at %.3f: obc_comm_destroy: %s\n", rank,
-                   obc_strerror(rc), done, now_real(), obc_comm_last_error(NULL));
+                   obc_strerror(rc), done, now_shared(), obc_comm_last_error(NULL));
             return 2;
         }
         printf("rank %d: OK %lu broadcasts (%zu bytes each, %.2f s, %.3f GB/s per rank)\n", rank,

@@ -18,7 +18,7 @@
 #   nlj_give_up MSG               fail, stop the job, report, exit
 #   nlj_wait SECS                 until every rank exits; SIGKILLs (and notes) the ranks
 #                                 still running after SECS; 0 only if every rank exited 0.
-#                                 Then NLJ_RC[r], NLJ_TEXIT[r] (CLOCK_REALTIME seconds:
+#                                 Then NLJ_RC[r], NLJ_TEXIT[r] (nlj_now seconds:
 #                                 the hosts share one clock), NLJ_KILLED[r] are set
 #   nlj_result_line r, nlj_err_time r, nlj_err_msg r, nlj_names_rank MSG r
 #   nlj_check DESC CMD...   nlj_fail MSG   nlj_ok MSG   nlj_expect_all_ok
@@ -46,7 +46,7 @@ NLJ_FAILED_JOBS=""
 NLJ_PREFIX=""
 NLJ_LOGDIR=""
 NLJ_JOB=0
-NLJ_T_LAUNCH=0 # when the current job was started (CLOCK_REALTIME seconds)
+NLJ_T_LAUNCH=0 # when the current job was started (nlj_now seconds)
 NLJ_T_LINES=0  # when nlj_wait_lines was satisfied
 NLJ_DIR=""
 NLJ_N=0
@@ -54,9 +54,20 @@ NLJ_R=1
 NLJ_PORT=0
 declare -a NLJ_RC NLJ_TEXIT NLJ_KILLED
 
-nlj_now() { echo "$EPOCHREALTIME"; }
-# Microseconds now, and SECS x multiplier from now: integers, compared without a fork.
-nlj_us() { echo "${EPOCHREALTIME/./}"; }
+# Seconds since boot (/proc/uptime: CLOCK_BOOTTIME in 10 ms steps; nl_bcast_loop prints the same
+# clock). Every emulated host shares it, and unlike the wall clock it never steps: a fresh-clone
+# CI run once saw the wall clock jump 8 s during netlab_cut, which read as ranks exiting late.
+nlj_now() {
+    local up _
+    read -r up _ </proc/uptime
+    echo "$up"
+}
+# Microseconds now, and SECS x multiplier from now: integers, compared as such.
+nlj_us() {
+    local up _
+    read -r up _ </proc/uptime
+    echo "${up/./}0000"
+}
 nlj_deadline_us() { awk -v s="$1" -v m="$NLJ_SCALE" -v t="$(nlj_us)" 'BEGIN { printf "%.0f\n", t + s * m * 1e6 }'; }
 # awk arithmetic on decimal strings: nlj_calc 'a - b' a=1.5 b=0.2
 nlj_calc() {
@@ -217,7 +228,9 @@ nlj_launch() {
                     "${extra[@]}" "$@" </dev/null >"$NLJ_DIR/rank$r.log" 2>&1 &
                 echo $! >"$NLJ_DIR/rank$r.pid"
                 wait $!
-                echo "$? $EPOCHREALTIME" >"$NLJ_DIR/rank$r.exit.tmp"
+                rc=$?
+                read -r up _ </proc/uptime
+                echo "$rc $up" >"$NLJ_DIR/rank$r.exit.tmp"
                 mv "$NLJ_DIR/rank$r.exit.tmp" "$NLJ_DIR/rank$r.exit"
             ) 2>/dev/null & # (no "Killed" job notices: a rank's own output is in its log)
         done
@@ -246,7 +259,7 @@ nlj_wait_lines() {
                 return 1
             fi
         done
-        if [ "${EPOCHREALTIME/./}" -gt "$end" ]; then
+        if [ "$(nlj_us)" -gt "$end" ]; then
             echo "nlj: only $n of $NLJ_N ranks printed /$re/ within $(nlj_scaled "$2") s"
             return 1
         fi
@@ -279,7 +292,7 @@ nlj_wait() {
         left=0
         for ((r = 0; r < NLJ_N; r++)); do nlj_exited "$r" || left=$((left + 1)); done
         [ "$left" = 0 ] && break
-        if [ "${EPOCHREALTIME/./}" -gt "$end" ]; then
+        if [ "$(nlj_us)" -gt "$end" ]; then
             for ((r = 0; r < NLJ_N; r++)); do
                 nlj_exited "$r" && continue
                 pid=$(cat "$NLJ_DIR/rank$r.pid" 2>/dev/null)
