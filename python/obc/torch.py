@@ -174,6 +174,20 @@ def _c10d_called():
     return frame is not None and frame.f_globals.get("__name__") == _C10D
 
 
+def _fail_cpp_caller(thread_id, message):
+    """A call from C++ (DDP's reducer) failed. torch 1.13 gives Python no way
+    to fail a Future as C++ sees it: set_exception stores the exception as
+    the Future's value, and the reducer, reading tensors out of that value,
+    crashes the process (an empty list indexed). So the Future is completed
+    with the call's own tensors, and the error is raised in the thread that
+    made the call (the one running backward), at its next Python step: once
+    backward returns, before the optimizer can use the unreduced gradients."""
+    sys.stderr.write(f"{message} (raised in the thread that called it)\n")
+    err = type("ObcBackendError", (RuntimeError,),
+               {"__init__": lambda self: RuntimeError.__init__(self, message)})
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(err))
+
+
 def _caller_waits(frame):
     """True when our caller is torch.distributed's own function and it
     will wait for the Work at once: dist.send/recv, or a collective called
@@ -388,15 +402,17 @@ class ObcProcessGroup(_Base):
         sender) is always wrapped, for the sender."""
         fut = torch.futures.Future()
         work_fut = _end_with(record, fut)  # before the thread can complete fut
+        checked = source is not None or _c10d_called()
+        caller = None if checked else threading.get_ident()
         with self._cv:
-            self._pending.append([req, fut, value, finish, keep])
+            self._pending.append([req, fut, value, finish, keep, caller])
             if self._thread is None:
                 self._thread = threading.Thread(target=self._complete_loop, daemon=True,
                                                 name=f"obc-torch-{self._rank}")
                 self._thread.start()
             self._cv.notify()
         work = _c10d._create_work_from_future(work_fut)
-        if source is None and not _c10d_called():
+        if not checked:
             return work
         return _CheckedWork(work, work_fut, source)
 
@@ -433,14 +449,16 @@ class ObcProcessGroup(_Base):
                 time.sleep(pause)
 
     def _finish(self, entry, status):
-        _, fut, value, finish, _keep = entry
+        _, fut, value, finish, _keep, caller = entry
         try:
             N.check(status, self._handle, "obc backend")
             if finish is not None:
                 finish()
         except Exception as e:
-            fut.set_exception(RuntimeError(str(e)))
-            return
+            if caller is None:
+                fut.set_exception(RuntimeError(str(e)))
+                return
+            _fail_cpp_caller(caller, str(e))
         fut.set_result(value)
 
     # -- collectives --------------------------------------------------------------

@@ -452,6 +452,27 @@ def test_ddp_matches_single_process(world):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
 
 
+def test_ddp_failed_allreduce_raises_from_backward(world):
+    """A bucket allreduce that fails (rank 1 makes another call on the group,
+    so the counts disagree) raises a RuntimeError naming the cause from
+    backward() on the ranks running DDP. It crashed the process before: torch
+    1.13's reducer reads tensors out of a Python-made Future's value, and an
+    error set from Python is only such a value."""
+    rank, n = world
+    if n < 2:
+        pytest.skip("needs 2 ranks")
+    g = dist.new_group(list(range(n)))
+    ddp = torch.nn.parallel.DistributedDataParallel(_model(), process_group=g)
+    x, y = torch.randn(8, 8), torch.randn(8, 1)
+    if rank == 1:
+        with pytest.raises(RuntimeError, match="count"):
+            dist.all_reduce(torch.ones(3), group=g)
+    else:
+        with pytest.raises(RuntimeError, match="count"):
+            torch.nn.functional.mse_loss(ddp(x), y).backward()
+    dist.barrier()
+
+
 def test_refusals_shared(world):
     """Arguments every rank shares: every rank refuses before communicating,
     and the group stays usable."""
