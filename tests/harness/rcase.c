@@ -23,8 +23,9 @@ static size_t esize(const struct obct_rcase *c)
 static void keep_input(struct obct_rcase *c, const unsigned char *p, size_t n, size_t first,
                        const char *what)
 {
-    struct obct_rkept *k = &c->kept[c->nkept++];
-    OBCT_ASSERT(c->nkept <= (int)(sizeof(c->kept) / sizeof(c->kept[0])));
+    struct obct_rkept *k;
+    OBCT_ASSERT(c->nkept < (int)(sizeof(c->kept) / sizeof(c->kept[0])));
+    k = &c->kept[c->nkept++];
     k->p = p;
     k->n = n;
     k->first = first;
