@@ -2,19 +2,23 @@
 # SPDX-License-Identifier: MIT
 # bench/netlab/alltoall.sh - alltoall across emulated hosts (issue #14): obc-perf -o alltoall
 # against Open MPI's MPI_Alltoall (bench/anchors/mpi_coll_bench.c over btl tcp) on one netlab
-# lab, one rank per host, and the bound the links allow.
+# lab, one rank per host, and the bound the links allow; beside them, what TCP itself reaches
+# there (raw_alltoall.c: plain sockets, one thread, no copies of its own, the same meeting
+# between iterations).
 #
 # The bound: in an alltoall of B bytes per rank (B / H to each of H hosts), every host sends
 # (H - 1) / H x B over its link and receives as much; links are full duplex and shaped per
 # direction, so the shortest possible time is (H - 1) / H x B / rate. The `of_link` column
-# of alltoall.csv is that time over the measured one.
+# of alltoall.csv is that time over the measured one. The bound ignores the headers (at MTU
+# 1500, TCP carries 1448 bytes of each 1514-byte frame: 95.6%) and TCP's own dynamics, so the
+# raw row is the practical ceiling of this lab.
 #
 # Usage: bash bench/netlab/alltoall.sh [quick] [OUTDIR]
 #   full (default): 4 hosts at 1gbit, 4 MiB .. 256 MiB per rank (x4), OUTDIR
-#                   bench/results/<date>-netlab-alltoall; about 6 minutes.
+#                   bench/results/<date>-netlab-alltoall; about 4 minutes.
 #   quick:          4 .. 16 MiB, fewer iterations (a check of the script); OUTDIR
 #                   /tmp/obc-netlab-alltoall-quick.
-# Writes OUTDIR/alltoall.csv (impl,hosts,rate_mbit,bytes,usec,bound_usec,of_link), the anchor
+# Writes OUTDIR/alltoall.csv (impl,hosts,rate_mbit,bytes,usec,bound_usec,of_link,of_raw), the anchor
 # CSV rows (raw.csv) and every program's output (logs/). Needs root (else exit 77).
 set -u
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
@@ -29,9 +33,11 @@ case ${1:-} in
 esac
 if [ "$MODE" = quick ]; then
     OUT=${1:-/tmp/obc-netlab-alltoall-quick} MIN=4M MAX=16M ITERS=(-w 1 -m 3 -n 5 -t 0.2)
+    RAW_ITERS=5
 else
     OUT=${1:-$SRC/bench/results/$(date -u +%F)-netlab-alltoall} MIN=4M MAX=256M
-    ITERS=(-w 1 -m 5 -n 10 -t 1)
+    ITERS=(-w 2 -m 10 -n 20 -t 2)
+    RAW_ITERS=20
 fi
 HOSTS=4 RATE=1gbit RATE_MBIT=1000
 mkdir -p "$OUT/logs" || exit 1
@@ -70,6 +76,24 @@ OBC_RC=$?
 cp "$NLJ_DIR/rank0.log" "$OUT/logs/obc.log"
 grep -E '^obc,' "$OUT/logs/obc.log" | tee -a "$OUT/raw.csv"
 
+echo "== raw tcp"
+RAW_BIN=$BUILD/bench/raw_alltoall
+RAW_RC=0
+cc -O2 -o "$RAW_BIN" "$SRC/bench/netlab/raw_alltoall.c" || RAW_RC=1
+ips=()
+for ((i = 0; i < HOSTS; i++)); do ips+=("$("$NETLAB" ip "$i")"); done
+: >"$OUT/logs/raw.log"
+for ((bytes = $(numfmt --from=iec "$MIN"); RAW_RC == 0 && bytes <= $(numfmt --from=iec "$MAX"); bytes *= 4)); do
+    pids=() port=$((31000 + RANDOM % 2000)) # every host listens on it, each in its namespace
+    for ((h = HOSTS - 1; h >= 0; h--)); do
+        timeout -k 5 600 "$NETLAB" exec "$h" "$RAW_BIN" "$h" "$HOSTS" $((bytes / HOSTS)) "$RAW_ITERS" \
+            "$port" "${ips[@]}" >>"$OUT/logs/raw.log" 2>&1 &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || RAW_RC=1; done
+done
+grep -E '^raw,' "$OUT/logs/raw.log" | tee -a "$OUT/raw.csv"
+
 MPI_RC=127
 if [ "$HAVE_MPI" = 1 ]; then
     echo "== openmpi"
@@ -84,11 +108,15 @@ if [ "$HAVE_MPI" = 1 ]; then
 fi
 nlj_lab_down
 
-echo "impl,hosts,rate_mbit,bytes,usec,bound_usec,of_link" >"$OUT/alltoall.csv"
-awk -F, -v OFS=, -v h="$HOSTS" -v mbit="$RATE_MBIT" '{
+echo "impl,hosts,rate_mbit,bytes,usec,bound_usec,of_link,of_raw" >"$OUT/alltoall.csv"
+# of_raw: raw TCP's time over this one at the same size (1: as fast as plain sockets)
+awk -F, -v OFS=, -v h="$HOSTS" -v mbit="$RATE_MBIT" '
+NR == FNR { if ($1 == "raw") raw[$3] = $4; next }
+{
     bound = ($3 * (h - 1) / h) * 8 / (mbit * 1e6) * 1e6
-    printf "%s,%d,%d,%s,%s,%.0f,%.3f\n", $1, h, mbit, $3, $4, bound, bound / $4
-}' "$OUT/raw.csv" >>"$OUT/alltoall.csv"
+    of_raw = ($3 in raw) ? sprintf("%.3f", raw[$3] / $4) : ""
+    printf "%s,%d,%d,%s,%s,%.0f,%.3f,%s\n", $1, h, mbit, $3, $4, bound, bound / $4, of_raw
+}' "$OUT/raw.csv" "$OUT/raw.csv" >>"$OUT/alltoall.csv"
 column -s, -t "$OUT/alltoall.csv"
-echo "obc exit $OBC_RC, openmpi exit $MPI_RC"
+echo "obc exit $OBC_RC, raw tcp exit $RAW_RC, openmpi exit $MPI_RC"
 [ "$OBC_RC" = 0 ]
