@@ -31,6 +31,9 @@
 #                     obc_async     obc_i<OP> + obc_wait (label obc_async)
 #                     obc_shared    buffers from obc_mem_alloc (label obc_shared): a
 #                                   broadcast from one is copied once
+#                     obc_shared_inplace   the same, in place (MPI_Bcast's form): the
+#                                   root has no copy of its own to make, so root and
+#                                   readers share the readers' copies
 #                     obc:ALGO      OBC_ALGO=OP=ALGO (label obc_ALGO); ALGO is one of
 #                                   broadcast: eager arena cma; allreduce: shm ring
 #                                   recdbl hier; reduce, allgather, reduce_scatter: shm ring;
@@ -133,7 +136,7 @@ for impl in $IMPLS; do
     case $impl in
     memcpy | memcpy_nt | latency) REFS+=("$impl") ;;
     openmpi | openmpi_yield | mpich | gloo) ANCH+=("$impl") ;;
-    obc | obc_inplace | obc_async | obc_shared | obc:?*) OBCS+=("$impl") ;;
+    obc | obc_inplace | obc_async | obc_shared | obc_shared_inplace | obc:?*) OBCS+=("$impl") ;;
     *) echo "run_bench.sh: unknown implementation '$impl'" >&2; exit 2 ;;
     esac
 done
@@ -210,6 +213,7 @@ run_obc() {
     obc_inplace) args+=(-i 1 --label obc_inplace) ;;
     obc_async) args+=(-a 1 --label obc_async) ;;
     obc_shared) args+=(-M 1 --label obc_shared) ;;
+    obc_shared_inplace) args+=(-M 1 -i 1 --label obc_shared_inplace) ;;
     obc:*) envs=("OBC_ALGO=$OP=${variant#obc:}") ;;
     esac
     local name=${variant/:/_}_${metric}_np$np raw="$RES/logs/${variant/:/_}_${metric}_np$np.out"
