@@ -150,6 +150,13 @@ static size_t or_default(size_t value, size_t def)
  */
 #define CMA_MIN_BYTES (512u << 10)
 #define CMA_MIN_BYTES_CROWDED (4u << 20)
+/* alltoall blocks read single-copy from: with a CPU per rank the reads win
+ * from 8 KiB (2 ranks, 16 KiB in all: 4.1-4.5 us against 5.4-6.0 through
+ * the channels; 64 KiB: 8.0-9.2 against 21-29, Open MPI 13.5; at 8 KiB in
+ * all the channels were ahead, 2.7-3.0 against 3.4-3.6). With 4 and 8
+ * ranks on 2 cores neither won clearly below 64 KiB blocks. */
+#define ALLTOALL_CMA_MIN_BYTES (8u << 10)
+#define ALLTOALL_CMA_MIN_BYTES_CROWDED (64u << 10)
 
 obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct obc__config *cfg,
                                    int ncpus, struct obc__err *err)
@@ -161,7 +168,9 @@ obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct
     tuning->cma_min_bytes = or_default(cfg->cma_min_bytes, CMA_MIN_BYTES);
     tuning->cma_min_bytes_crowded = or_default(cfg->cma_min_bytes, CMA_MIN_BYTES_CROWDED);
     tuning->alltoall_cma_min_bytes =
-        cfg->alltoall_cma_min_bytes != 0 ? cfg->alltoall_cma_min_bytes : SIZE_MAX;
+        or_default(cfg->alltoall_cma_min_bytes, ALLTOALL_CMA_MIN_BYTES);
+    tuning->alltoall_cma_min_bytes_crowded =
+        or_default(cfg->alltoall_cma_min_bytes, ALLTOALL_CMA_MIN_BYTES_CROWDED);
     tuning->gather_cma_min_bytes =
         cfg->gather_cma_min_bytes != 0 ? cfg->gather_cma_min_bytes : SIZE_MAX;
     tuning->mapped_min_bytes = or_default(cfg->mapped_min_bytes, def.mapped_min_bytes);
@@ -345,7 +354,8 @@ static bool is_personal(obc_coll_t coll)
  * forward it). gather and scatter: the root deals with its peers itself
  * ("direct"); alltoall(v) and allgatherv: the pairwise exchange. Within a
  * host an out-of-place alltoall with blocks of OBC_ALLTOALL_CMA_MIN_BYTES
- * or more reads them single-copy ("cma"): the channels copy every byte
+ * or more (8 KiB while every rank has a CPU, 64 KiB when ranks outnumber
+ * them) reads them single-copy ("cma"): the channels copy every byte
  * twice, into a slot and out of it, and keep one partner in flight, while
  * the reads copy once, all peers' blocks back to back (docs/algorithms.md).
  * Gather and scatter with blocks of OBC_GATHER_CMA_MIN_BYTES or more go
@@ -363,10 +373,14 @@ static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
                                                const struct obc__coll_args *args, char *why,
                                                size_t why_bytes)
 {
-    if (args->coll == OBC_COLL_ALLTOALL && args->nbytes >= tuning->alltoall_cma_min_bytes &&
+    bool crowded = ctx->nranks > (tuning->ncpus > 0 ? tuning->ncpus : 1);
+    size_t a2a_min =
+        crowded ? tuning->alltoall_cma_min_bytes_crowded : tuning->alltoall_cma_min_bytes;
+    if (args->coll == OBC_COLL_ALLTOALL && args->nbytes >= a2a_min &&
         obc__alltoall_cma.supports(ctx, args)) {
-        say(why, why_bytes, "one host, %zu-byte blocks >= single-copy limit %zu", args->nbytes,
-            tuning->alltoall_cma_min_bytes);
+        say(why, why_bytes,
+            "one host, %zu-byte blocks >= single-copy limit %zu (%d ranks, %d CPUs)", args->nbytes,
+            a2a_min, ctx->nranks, tuning->ncpus);
         return &obc__alltoall_cma;
     }
     const struct obc__algo *rooted_cma =

@@ -155,6 +155,58 @@ static void single_copy(void **state)
     assert_ptr_equal(pick_on(OBC_COLL_BROADCAST, 8, 2, 2, 64u << 20, 1, &t), &obc__bcast_hier);
 }
 
+/* alltoall reads its blocks single-copy from 8 KiB while every rank has a
+ * CPU, from 64 KiB when ranks outnumber CPUs; OBC_ALLTOALL_CMA_MIN_BYTES
+ * replaces both; in place and without permission it stays pairwise. */
+static const struct obc__algo *pick_alltoall(int nranks, size_t block, bool in_place,
+                                             const struct obc__algo_tuning *t)
+{
+    static char a, b;
+    struct obc__seg seg = {.send = &a, .recv = in_place ? (void *)&a : (void *)&b};
+    struct obc__algo_ctx ctx;
+    struct obc__coll_args args;
+    char why[200];
+    memset(&ctx, 0, sizeof(ctx));
+    memset(&args, 0, sizeof(args));
+    ctx.nranks = nranks;
+    ctx.nhosts = 1;
+    ctx.arena = (struct obc__arena *)&ctx;
+    ctx.arena_has_all = true;
+    ctx.cma = cma_permitted;
+    ctx.world.n = ctx.host.n = nranks;
+    ctx.leaders.n = 1;
+    ctx.p2p_slot_bytes = SLOT_BYTES;
+    args.coll = OBC_COLL_ALLTOALL;
+    args.nbytes = block;
+    args.segs = &seg;
+    args.nsegs = 1;
+    const struct obc__algo *algo = obc__algo_select(&ctx, t, &args, &last_plan, why, sizeof(why));
+    assert_true(strstr(why, algo == &obc__alltoall_cma ? "single-copy" : "straight") != NULL);
+    return algo;
+}
+
+static void alltoall_single_copy(void **state)
+{
+    struct obc__algo_tuning t = tuning_for(2);
+    (void)state;
+    cma_permitted = true;
+    assert_ptr_equal(pick_alltoall(2, (8u << 10) - 1, false, &t), &obc__alltoall_pairwise);
+    assert_ptr_equal(pick_alltoall(2, 8u << 10, false, &t), &obc__alltoall_cma);
+    assert_ptr_equal(pick_alltoall(2, 1u << 20, true, &t), &obc__alltoall_pairwise);
+    assert_ptr_equal(pick_alltoall(4, (64u << 10) - 1, false, &t), &obc__alltoall_pairwise);
+    assert_ptr_equal(pick_alltoall(4, 64u << 10, false, &t), &obc__alltoall_cma);
+    struct obc__algo_tuning wide = tuning_for(8); /* 4 ranks on 8 CPUs: not crowded */
+    assert_ptr_equal(pick_alltoall(4, 8u << 10, false, &wide), &obc__alltoall_cma);
+    struct obc__config cfg;
+    obc__config_defaults(&cfg);
+    cfg.alltoall_cma_min_bytes = 1u << 20; /* the environment's value, crowded or not */
+    assert_int_equal(obc__algo_tuning_init(&t, &cfg, 2, &err), OBC_SUCCESS);
+    assert_ptr_equal(pick_alltoall(2, (1u << 20) - 1, false, &t), &obc__alltoall_pairwise);
+    assert_ptr_equal(pick_alltoall(4, 1u << 20, false, &t), &obc__alltoall_cma);
+    cma_permitted = false;
+    assert_ptr_equal(pick_alltoall(2, 1u << 20, false, &t), &obc__alltoall_pairwise);
+}
+
 /* Ranks on 4 machines: nothing that needs every rank in one arena runs. */
 static void across_machines(void **state)
 {
@@ -326,11 +378,12 @@ static void stamps_differ(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parse_forced),       cmocka_unit_test(thresholds),
-        cmocka_unit_test(reductions),         cmocka_unit_test(across_machines),
-        cmocka_unit_test(tuning_from_config), cmocka_unit_test(shm_below_is_tunable),
-        cmocka_unit_test(relay_plans),        cmocka_unit_test(plan_flags),
-        cmocka_unit_test(stamps_differ),      cmocka_unit_test(single_copy),
+        cmocka_unit_test(parse_forced),         cmocka_unit_test(thresholds),
+        cmocka_unit_test(reductions),           cmocka_unit_test(across_machines),
+        cmocka_unit_test(tuning_from_config),   cmocka_unit_test(shm_below_is_tunable),
+        cmocka_unit_test(relay_plans),          cmocka_unit_test(plan_flags),
+        cmocka_unit_test(stamps_differ),        cmocka_unit_test(single_copy),
+        cmocka_unit_test(alltoall_single_copy),
     };
     obc__err_init(&err);
     return cmocka_run_group_tests(tests, NULL, NULL);
