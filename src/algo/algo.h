@@ -171,13 +171,14 @@ struct obc__algo_tuning {
     size_t alltoall_cma_min_bytes; /* alltoall blocks from this size: single-copy reads */
     size_t alltoall_cma_min_bytes_crowded; /* ... when ranks outnumber CPUs */
     size_t gather_cma_min_bytes; /* gather, scatter blocks from this size: single copy */
+    size_t gather_cma_min_bytes_crowded; /* ... when ranks outnumber CPUs */
     const struct obc__algo *forced[OBC_COLL_COUNT];
 };
 
 struct obc__config;
 
-/* Fill tuning from cfg (a parameter at 0 takes params.def's default; a
- * gather and scatter single-copy minimum at 0 means never), parse OBC_ALGO into
+/* Fill tuning from cfg (a parameter at 0 takes params.def's default or
+ * select.c's choice for the host), parse OBC_ALGO into
  * tuning->forced. ncpus: CPUs of this host. Returns OBC_ERR_INVALID_ARG
  * with a message naming a bad OBC_ALGO entry or value. */
 obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct obc__config *cfg,

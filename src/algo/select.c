@@ -157,6 +157,14 @@ static size_t or_default(size_t value, size_t def)
  * ranks on 2 cores neither won clearly below 64 KiB blocks. */
 #define ALLTOALL_CMA_MIN_BYTES (8u << 10)
 #define ALLTOALL_CMA_MIN_BYTES_CROWDED (64u << 10)
+/* gather and scatter blocks moved single-copy from: with a CPU per rank
+ * from 8 KiB (2 ranks, 16 KiB gathered, three rounds: 3.8-4.2 us against
+ * 5.2-6.3 through the channels, Open MPI 4.1-6.1; scattered 3.3-4.2
+ * against 3.5-5.5; at 4 KiB blocks the channels were ahead); with ranks
+ * outnumbering cores from 16 KiB (below it the channels were level or
+ * ahead at 4 and 8 ranks on 2 cores). */
+#define GATHER_CMA_MIN_BYTES (8u << 10)
+#define GATHER_CMA_MIN_BYTES_CROWDED (16u << 10)
 
 obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct obc__config *cfg,
                                    int ncpus, struct obc__err *err)
@@ -171,8 +179,9 @@ obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct
         or_default(cfg->alltoall_cma_min_bytes, ALLTOALL_CMA_MIN_BYTES);
     tuning->alltoall_cma_min_bytes_crowded =
         or_default(cfg->alltoall_cma_min_bytes, ALLTOALL_CMA_MIN_BYTES_CROWDED);
-    tuning->gather_cma_min_bytes =
-        cfg->gather_cma_min_bytes != 0 ? cfg->gather_cma_min_bytes : SIZE_MAX;
+    tuning->gather_cma_min_bytes = or_default(cfg->gather_cma_min_bytes, GATHER_CMA_MIN_BYTES);
+    tuning->gather_cma_min_bytes_crowded =
+        or_default(cfg->gather_cma_min_bytes, GATHER_CMA_MIN_BYTES_CROWDED);
     tuning->mapped_min_bytes = or_default(cfg->mapped_min_bytes, def.mapped_min_bytes);
     tuning->stream_min_bytes = or_default(cfg->stream_min_bytes, def.stream_min_bytes);
     tuning->recdbl_max_bytes = or_default(cfg->recdbl_max_bytes, def.recdbl_max_bytes);
@@ -358,7 +367,8 @@ static bool is_personal(obc_coll_t coll)
  * them) reads them single-copy ("cma"): the channels copy every byte
  * twice, into a slot and out of it, and keep one partner in flight, while
  * the reads copy once, all peers' blocks back to back (docs/algorithms.md).
- * Gather and scatter with blocks of OBC_GATHER_CMA_MIN_BYTES or more go
+ * Gather and scatter with blocks of OBC_GATHER_CMA_MIN_BYTES or more (8 KiB
+ * while every rank has a CPU, 16 KiB when ranks outnumber them) go
  * single-copy too ("cma"): each rank moves its own block straight to or
  * from the root's buffer, all at once, where "direct" has the root handle
  * every block twice over the channels (2 ranks, 512 KiB gathered: 25.8 us
@@ -385,10 +395,13 @@ static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
     }
     const struct obc__algo *rooted_cma =
         args->coll == OBC_COLL_GATHER ? &obc__gather_cma : &obc__scatter_cma;
+    size_t rooted_min =
+        crowded ? tuning->gather_cma_min_bytes_crowded : tuning->gather_cma_min_bytes;
     if ((args->coll == OBC_COLL_GATHER || args->coll == OBC_COLL_SCATTER) &&
-        args->nbytes >= tuning->gather_cma_min_bytes && rooted_cma->supports(ctx, args)) {
-        say(why, why_bytes, "one host, %zu-byte blocks >= single-copy limit %zu", args->nbytes,
-            tuning->gather_cma_min_bytes);
+        args->nbytes >= rooted_min && rooted_cma->supports(ctx, args)) {
+        say(why, why_bytes,
+            "one host, %zu-byte blocks >= single-copy limit %zu (%d ranks, %d CPUs)", args->nbytes,
+            rooted_min, ctx->nranks, tuning->ncpus);
         return rooted_cma;
     }
     say(why, why_bytes, "%d ranks on %d hosts: straight between the ranks", ctx->nranks,

@@ -207,6 +207,23 @@ static void alltoall_single_copy(void **state)
     assert_ptr_equal(pick_alltoall(2, 1u << 20, false, &t), &obc__alltoall_pairwise);
 }
 
+/* gather and scatter go single-copy from 8 KiB blocks while every rank has
+ * a CPU, from 16 KiB when ranks outnumber CPUs. */
+static void rooted_single_copy(void **state)
+{
+    struct obc__algo_tuning t = tuning_for(2);
+    (void)state;
+    cma_permitted = true;
+    assert_ptr_equal(pick_coll(OBC_COLL_GATHER, 2, 1, (8u << 10) - 1, 1, &t), &obc__gather_direct);
+    assert_ptr_equal(pick_coll(OBC_COLL_GATHER, 2, 1, 8u << 10, 1, &t), &obc__gather_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_SCATTER, 2, 1, 8u << 10, 1, &t), &obc__scatter_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_SCATTER, 4, 1, (16u << 10) - 1, 1, &t),
+                     &obc__scatter_direct);
+    assert_ptr_equal(pick_coll(OBC_COLL_GATHER, 4, 1, 16u << 10, 1, &t), &obc__gather_cma);
+    cma_permitted = false;
+    assert_ptr_equal(pick_coll(OBC_COLL_SCATTER, 2, 1, 1u << 20, 1, &t), &obc__scatter_direct);
+}
+
 /* Ranks on 4 machines: nothing that needs every rank in one arena runs. */
 static void across_machines(void **state)
 {
@@ -383,7 +400,7 @@ int main(void)
         cmocka_unit_test(tuning_from_config),   cmocka_unit_test(shm_below_is_tunable),
         cmocka_unit_test(relay_plans),          cmocka_unit_test(plan_flags),
         cmocka_unit_test(stamps_differ),        cmocka_unit_test(single_copy),
-        cmocka_unit_test(alltoall_single_copy),
+        cmocka_unit_test(alltoall_single_copy), cmocka_unit_test(rooted_single_copy),
     };
     obc__err_init(&err);
     return cmocka_run_group_tests(tests, NULL, NULL);
