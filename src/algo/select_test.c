@@ -45,6 +45,7 @@ static void parse_forced(void **state)
 
 static struct obc__plan last_plan; /* of the latest pick */
 static bool cma_permitted; /* the host's probe, as the next picks see it */
+static const struct obc__seg *pick_segs; /* the next picks' buffers; NULL: none */
 
 /* nhosts hosts as algorithms see them; machines > 1: each has its own arena. */
 static const struct obc__algo *pick_on(obc_coll_t coll, int nranks, int nhosts, int machines,
@@ -68,6 +69,7 @@ static const struct obc__algo *pick_on(obc_coll_t coll, int nranks, int nhosts, 
     ctx.p2p_slot_bytes = SLOT_BYTES;
     args.coll = coll;
     args.nbytes = nbytes;
+    args.segs = pick_segs;
     args.nsegs = nsegs;
     const struct obc__algo *a = obc__algo_select(&ctx, t, &args, &last_plan, why, sizeof(why));
     assert_true(strlen(why) > 0); /* every choice says why */
@@ -163,25 +165,9 @@ static const struct obc__algo *pick_alltoall(int nranks, size_t block, bool in_p
 {
     static char a, b;
     struct obc__seg seg = {.send = &a, .recv = in_place ? (void *)&a : (void *)&b};
-    struct obc__algo_ctx ctx;
-    struct obc__coll_args args;
-    char why[200];
-    memset(&ctx, 0, sizeof(ctx));
-    memset(&args, 0, sizeof(args));
-    ctx.nranks = nranks;
-    ctx.nhosts = 1;
-    ctx.arena = (struct obc__arena *)&ctx;
-    ctx.arena_has_all = true;
-    ctx.cma = cma_permitted;
-    ctx.world.n = ctx.host.n = nranks;
-    ctx.leaders.n = 1;
-    ctx.p2p_slot_bytes = SLOT_BYTES;
-    args.coll = OBC_COLL_ALLTOALL;
-    args.nbytes = block;
-    args.segs = &seg;
-    args.nsegs = 1;
-    const struct obc__algo *algo = obc__algo_select(&ctx, t, &args, &last_plan, why, sizeof(why));
-    assert_true(strstr(why, algo == &obc__alltoall_cma ? "single-copy" : "straight") != NULL);
+    pick_segs = &seg;
+    const struct obc__algo *algo = pick_coll(OBC_COLL_ALLTOALL, nranks, 1, block, 1, t);
+    pick_segs = NULL;
     return algo;
 }
 

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# bench/ab_libs.sh - the library of an older commit against this build's, with Open MPI beside
+# them: for each collective, obc-perf under the old library, the new, the new again and the old
+# again (so the machine's drift within a round hits both alike), then mpi_coll_bench under Open
+# MPI. Rounds idle, then rounds beside one busy process (`yes >/dev/null`). The old library is
+# built from git in /tmp/obc-old-COMMIT (a worktree) unless it is there already.
+# Prints "MODE rN OP IMPL size,usec size,usec ..." lines (max over ranks, µs), then per mode,
+# collective and size the median of each implementation's runs (min-max in brackets).
+# Usage: bench/ab_libs.sh -O COMMIT -o "alltoall" [-n NP] [-b 4K] [-e 1M] [-t 1] [-R 3] [-B 2]
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/.." && pwd)
+OLD="" OPS="" NP=2 MINB=4K MAXB=1M BUDGET=1 ROUNDS=3 BUSY_ROUNDS=2
+while getopts "O:o:n:b:e:t:R:B:" opt; do
+    case $opt in
+    O) OLD=$OPTARG ;;
+    o) OPS=$OPTARG ;;
+    n) NP=$OPTARG ;;
+    b) MINB=$OPTARG ;;
+    e) MAXB=$OPTARG ;;
+    t) BUDGET=$OPTARG ;;
+    R) ROUNDS=$OPTARG ;;
+    B) BUSY_ROUNDS=$OPTARG ;;
+    *) sed -n '3,11p' "$0" >&2; exit 2 ;;
+    esac
+done
+if [ -z "$OLD" ] || [ -z "$OPS" ]; then
+    sed -n '3,11p' "$0" >&2
+    exit 2
+fi
+OLD_DIR=/tmp/obc-old-$OLD
+if [ ! -f "$OLD_DIR/build/lib/libobc.so" ]; then
+    git -C "$TOP" worktree add -f "$OLD_DIR" "$OLD" >/dev/null 2>&1 || exit 1
+    cmake -S "$OLD_DIR" -B "$OLD_DIR/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+        cmake --build "$OLD_DIR/build" -j2 --target obc >/dev/null || exit 1
+fi
+BUILD=$TOP/build
+ANCH=${OBC_ANCHORS_BUILD:-/tmp/obc-anchors-build}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+oversub=()
+[ "$NP" -gt "$(nproc)" ] && oversub=(--oversubscribe)
+sizes=(-b "$MINB" -e "$MAXB" -f 2 -t "$BUDGET")
+# obcrun's environment reaches the ranks; LD_LIBRARY_PATH beats obc-perf's RUNPATH
+obc() { env "$@" "$BUILD/bin/obcrun" -n "$NP" "$BUILD/bin/obc-perf" -o "$op" "${sizes[@]}" --csv | cut -d, -f3,4 | tr '\n' ' '; }
+ompi() { mpirun.openmpi "${oversub[@]}" -n "$NP" "$ANCH/mpi_coll_bench.openmpi" -o "$op" "${sizes[@]}" 2>/dev/null | grep -v '^#' | cut -d, -f3,4 | tr '\n' ' '; }
+round() {
+    for op in $OPS; do
+        echo "$1 $op old  $(obc LD_LIBRARY_PATH="$OLD_DIR/build/lib")"
+        echo "$1 $op new  $(obc OBC_AB=new)"
+        echo "$1 $op new  $(obc OBC_AB=new)"
+        echo "$1 $op old  $(obc LD_LIBRARY_PATH="$OLD_DIR/build/lib")"
+        echo "$1 $op ompi $(ompi)"
+    done
+}
+runs() {
+    echo "# $(date -u +%FT%TZ) np=$NP old=$OLD new=$(git -C "$TOP" rev-parse --short HEAD) (size,usec ...)"
+    for ((r = 1; r <= ROUNDS; r++)); do round "idle r$r"; done
+    if [ "$BUSY_ROUNDS" -gt 0 ]; then
+        yes >/dev/null &
+        busy=$!
+        for ((r = 1; r <= BUSY_ROUNDS; r++)); do round "busy r$r"; done
+        kill "$busy"
+    fi
+}
+lines=$(runs)
+echo "$lines"
+echo "$lines" | /usr/bin/python3 -c '
+import statistics, sys
+runs = {}
+for line in sys.stdin:
+    if line.startswith("#"):
+        continue
+    mode, _, op, impl, *cells = line.split()
+    for cell in cells:
+        size, usec = cell.split(",")
+        runs.setdefault((mode, op, int(size)), {}).setdefault(impl, []).append(float(usec))
+print("# medians: mode op bytes old new ompi (min-max)")
+for (mode, op, size), by in runs.items():
+    print(mode, op, size, "  ".join(
+        f"{impl} {statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})"
+        for impl in ("old", "new", "ompi") if (v := by.get(impl))))
+'
