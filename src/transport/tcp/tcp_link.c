@@ -363,9 +363,14 @@ void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
 bool obc__tcp_link_idle(const struct obc__tcp *t, const struct obc__tcp_link *l)
 {
     /* A note not yet sent counts: a goodbye queued before it would leave
-     * the peer waiting for this rank's last note (check mode's hashes). */
+     * the peer waiting for this rank's last note (check mode's hashes).
+     * So does a release not yet told (FRAME_SEEN): a rank that received a
+     * point-to-point message and destroyed its communicator at once left
+     * the goodbye to go out first, and the sender waited for its notice
+     * forever (tests/coll/p2p_any_late.c, across hosts). */
+    bool told = atomic_load(&l->tracked_released) == l->seen_told;
     return send_ring_empty(l) && !l->ctl_pending &&
-        (atomic_load(&l->departed) || l->note_sent == atomic_load(&t->note_gen));
+        (atomic_load(&l->departed) || (l->note_sent == atomic_load(&t->note_gen) && told));
 }
 
 /* ---- the rank's side (tcp_link.h) ---- */
