@@ -22,6 +22,9 @@ bool obc__p2p_batch_add(struct obc__p2p_engine *pe, struct obc__op *op);
 size_t obc__p2p_batch_len(const struct obc__p2p_engine *pe);
 /* The i-th op, NULL once forgotten. */
 struct obc__op *obc__p2p_batch_op(const struct obc__p2p_engine *pe, size_t i);
+/* The batch is over (done or failed): stop listening at the doorbell, if a
+ * receive from any source started to. */
+void obc__p2p_batch_end(struct obc__p2p_engine *pe);
 /* The batch's i-th op was completed (and may be freed): never look at it again. */
 void obc__p2p_batch_forget(struct obc__p2p_engine *pe, size_t i);
 /* Has op (of the running batch) finished? Then *res is its result. */

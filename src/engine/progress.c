@@ -308,7 +308,7 @@ static obc_result_t p2p_timeout(struct obc__engine *e, int64_t timeout_ns, int p
 /* Wait for one of the batch's blocked ops (in turn), under the timeout
  * counted from the last progress. */
 static obc_result_t p2p_wait(struct obc__engine *e, bool queued, int64_t last_progress,
-                             unsigned *turn, int64_t *slice)
+                             unsigned *turn, int64_t *slice, uint32_t *sleeps)
 {
     struct obc__wait ws[P2P_MAX_WAITS];
     /* Receives from self: no word announces them; sleep a slice, then look. */
@@ -330,6 +330,7 @@ static obc_result_t p2p_wait(struct obc__engine *e, bool queued, int64_t last_pr
     if (w.turn_ns > 0 && w.turn_ns < sl) {
         sl = w.turn_ns; /* a receive from any source looks at its other streams */
     }
+    w.slept = sleeps;
     int64_t left = timeout >= 0 ? timeout - (obc__now_ns() - last_progress) : sl;
     obc_result_t res = obc__health_wait(&e->ctx, &w, left < sl ? (left > 0 ? left : 1) : sl);
     res = obc__health_verdict(&e->ctx, res);
@@ -345,6 +346,7 @@ static obc_result_t run_p2p(struct obc__engine *e, struct obc__op *op, bool queu
     static _Thread_local bool settled[P2P_BATCH_MAX];
     int64_t last_progress = obc__now_ns(), slice = P2P_TURN_MIN_NS;
     unsigned turn = 0;
+    uint32_t waits = 0, sleeps = 0; /* the batch's hand-offs, for TRACE */
     size_t cleared = 1;
     obc__p2p_batch_begin(e->p2p, op);
     settled[0] = false;
@@ -358,7 +360,8 @@ static obc_result_t run_p2p(struct obc__engine *e, struct obc__op *op, bool queu
         bool moved = false;
         obc_result_t res = obc__p2p_batch_step(e->p2p, &e->ctx, &moved);
         if (res == OBC_IN_PROGRESS && !moved) {
-            res = p2p_wait(e, queued, last_progress, &turn, &slice);
+            res = p2p_wait(e, queued, last_progress, &turn, &slice, &sleeps);
+            waits++;
             res = res == OBC_SUCCESS ? OBC_IN_PROGRESS : res;
         } else if (moved) {
             last_progress = obc__now_ns();
@@ -369,6 +372,11 @@ static obc_result_t run_p2p(struct obc__engine *e, struct obc__op *op, bool queu
         }
         settle(e, settled, P2P_BATCH_MAX, res == OBC_IN_PROGRESS ? OBC_SUCCESS : res);
         if (res != OBC_IN_PROGRESS) {
+            obc__p2p_batch_end(e->p2p);
+            /* as trace_handoffs: a receive from any source sleeps on one
+             * word whichever stream delivers (tests/coll/any_source_wakeups.sh) */
+            OBC_TRACE(OBC_LOG_PROGRESS, "point-to-point batch of %zu ops: %u waits, %u sleeps",
+                      obc__p2p_batch_len(e->p2p), waits, sleeps);
             obc_result_t mine;
             return obc__p2p_op_finished(op, &mine) ? mine : res;
         }

@@ -128,6 +128,16 @@ bool obc__arena_counter_reached(struct obc__arena *a, int id, uint32_t target, s
 void obc__arena_mailbox_post(struct obc__arena *a, uint32_t seq, const void *msg, size_t nbytes);
 bool obc__arena_mailbox_read(struct obc__arena *a, int peer, uint32_t seq, void *msg, size_t nbytes,
                              struct obc__wait *w);
+/* The doorbell of a receive from any source (one word for all its
+ * streams): listen(+1) before looking at the streams, and from then on
+ * every message that reaches this rank rings it; doorbell_wait fills *w
+ * with the bell as it stands (call it after listen, before looking);
+ * listen(-1) once the receive has its sender. ring: a message reached
+ * `rank` (a communicator rank of this host): wake it if it listens. */
+void obc__arena_doorbell_listen(struct obc__arena *a, int delta);
+void obc__arena_doorbell_wait(struct obc__arena *a, struct obc__wait *w);
+void obc__arena_doorbell_ring(struct obc__arena *a, int rank);
+
 /* Shared pieces of this rank's receive buffer (single-copy broadcast):
  * base is where both counts stand at an operation's start (the owner reads
  * it and posts it); a claim takes the next of npieces pieces of owner's

@@ -91,6 +91,9 @@ static obc_result_t create_links(struct obc__p2p *p, const struct obc__p2p_setup
     for (int l = 0; res == OBC_SUCCESS && l < p->nlinks; l++) {
         p->route[p->rank_of_link[l]].ctx = p->tcp;
     }
+    if (res == OBC_SUCCESS && s->arena != NULL) {
+        obc__tcp_set_doorbell(p->tcp, s->arena, s->rank);
+    }
     return res == OBC_SUCCESS ? connect_links(p, s) : res;
 }
 

@@ -77,7 +77,14 @@ struct shm_mailbox {
     _Alignas(64) _Atomic uint32_t pieces_claimed;
     uint32_t pad3;
     struct shm_flag pieces_done;
-    unsigned char pad2[128 - 64 - 16];
+    /* A receive of this rank from any source sleeps on the doorbell: while
+     * `listeners` is not 0, every sender to this rank rings it after
+     * publishing (shm_chan.c), and so does this rank's TCP thread after a
+     * frame arrives, so one word wakes it whichever stream delivers. */
+    struct shm_flag doorbell;
+    _Atomic uint32_t listeners;
+    uint32_t pad4;
+    unsigned char pad2[128 - 64 - 32];
 };
 _Static_assert(sizeof(struct shm_mailbox) == 128, "a mailbox is two cache lines");
 

@@ -55,6 +55,7 @@ void obc__arena_chan_publish(struct obc__arena *a, int to_rank, size_t nbytes, u
     s->nbytes = nbytes;
     s->stamp = stamp;
     obc__shm_flag_store(&s->filled, (uint32_t)(pos + 1));
+    obc__arena_doorbell_ring(a, to_rank);
 }
 
 void *obc__arena_chan_peek(struct obc__arena *a, int from_rank, size_t *nbytes, uint64_t *stamp,

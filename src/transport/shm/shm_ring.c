@@ -159,6 +159,28 @@ bool obc__arena_mailbox_read(struct obc__arena *a, int peer, uint32_t seq, void 
     return true;
 }
 
+void obc__arena_doorbell_listen(struct obc__arena *a, int delta)
+{
+    /* seq_cst: a sender's ring and this rank's look at the streams cannot
+     * both miss each other (each stores, then loads the other's word) */
+    atomic_fetch_add_explicit(&a->mailboxes[a->rank].listeners, (uint32_t)delta,
+                              memory_order_seq_cst);
+}
+
+void obc__arena_doorbell_wait(struct obc__arena *a, struct obc__wait *w)
+{
+    struct shm_flag *bell = &a->mailboxes[a->rank].doorbell;
+    shm_wait_on(w, bell, atomic_load_explicit(&bell->value, memory_order_seq_cst), -1);
+}
+
+void obc__arena_doorbell_ring(struct obc__arena *a, int rank)
+{
+    struct shm_mailbox *m = &a->mailboxes[shm_local(a, rank)];
+    if (atomic_load_explicit(&m->listeners, memory_order_seq_cst) != 0) {
+        obc__shm_flag_add(&m->doorbell, 1);
+    }
+}
+
 uint32_t obc__arena_pieces_base(struct obc__arena *a)
 {
     return atomic_load_explicit(&a->mailboxes[a->rank].pieces_done.value, memory_order_acquire);

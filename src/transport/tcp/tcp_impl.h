@@ -115,6 +115,8 @@ struct obc__tcp {
     _Atomic uint32_t note_gen; /* bumped at every note posted */
     bool thread_started;
     pthread_t thread;
+    struct obc__arena *bell; /* rung at every frame received (a receive from any source) ... */
+    int bell_rank; /* ... for this rank */
 };
 
 /* Waiters sleep on these words in the engine's one wait, which uses shared

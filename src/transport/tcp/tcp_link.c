@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "transport/arena.h"
 #include "transport/tcp/tcp_impl.h"
 
 static void wait_on(struct obc__wait *w, struct obc__tcp_index *ix, uint32_t seen, int peer)
@@ -356,6 +357,9 @@ void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
             l->recv.hdrs[k] = l->incoming;
             l->recv_off = 0;
             obc__tcp_index_advance(&l->recv.head);
+            if (t->bell != NULL) {
+                obc__arena_doorbell_ring(t->bell, t->bell_rank);
+            }
         }
     }
 }

@@ -48,6 +48,9 @@ obc_result_t obc__tcp_create(int nlinks, uint32_t nslots, size_t slot_bytes, str
                              struct obc__tcp **out);
 /* Hand link `peer` its connected socket (the tcp object owns it from now). */
 obc_result_t obc__tcp_attach(struct obc__tcp *t, int peer, int fd);
+/* Ring this rank's doorbell in the host arena at every frame received, so
+ * that a receive from any source sleeps on one word (arena.h). */
+void obc__tcp_set_doorbell(struct obc__tcp *t, struct obc__arena *a, int rank);
 /* Start the progress thread (after every link is attached). */
 obc_result_t obc__tcp_start(struct obc__tcp *t);
 /* Flush what was published and say goodbye on every link (at most

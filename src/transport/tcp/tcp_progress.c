@@ -180,6 +180,12 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
+void obc__tcp_set_doorbell(struct obc__tcp *t, struct obc__arena *a, int rank)
+{
+    t->bell = a; /* before the thread starts: it reads these unlocked */
+    t->bell_rank = rank;
+}
+
 obc_result_t obc__tcp_start(struct obc__tcp *t)
 {
     int rc = pthread_create(&t->thread, NULL, progress_main, t);
