@@ -229,6 +229,19 @@ static void say(char *why, size_t why_bytes, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The host's CPUs (ones the ranks may use), at least 1. */
+static int host_cpus(const struct obc__algo_tuning *tuning)
+{
+    return tuning->ncpus > 0 ? tuning->ncpus : 1;
+}
+
+/* Ranks outnumber the host's CPUs: waits for a peer cost a time slice,
+ * and every single-copy limit takes its crowded value. */
+static bool is_crowded(const struct obc__algo_ctx *ctx, const struct obc__algo_tuning *tuning)
+{
+    return ctx->nranks > host_cpus(tuning);
+}
+
 /*
  * Across machines (the ranks do not share one arena) a broadcast relays
  * chunks between one head per host, then hands them on inside each host
@@ -251,7 +264,7 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
         say(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes, tuning->eager_max_bytes);
         return &obc__bcast_eager;
     }
-    bool crowded = ctx->nranks > (tuning->ncpus > 0 ? tuning->ncpus : 1);
+    bool crowded = is_crowded(ctx, tuning);
     size_t cma_min = crowded ? tuning->cma_min_bytes_crowded : tuning->cma_min_bytes;
     if (args->nbytes >= cma_min && obc__bcast_cma.supports(ctx, args)) {
         say(why, why_bytes, "%zu bytes >= single-copy limit %zu (%d ranks, %d CPUs)", args->nbytes,
@@ -285,8 +298,8 @@ static const struct obc__algo *within_host(const struct obc__algo_ctx *ctx,
 {
     bool gathers = args->coll == OBC_COLL_ALLGATHER || args->coll == OBC_COLL_REDUCE_SCATTER;
     size_t total = gathers ? args->nbytes * (size_t)ctx->nranks : args->nbytes;
-    int cpus = tuning->ncpus > 0 ? tuning->ncpus : 1;
-    bool crowded = ctx->nranks > cpus, very_crowded = ctx->nranks > 2 * cpus;
+    int cpus = host_cpus(tuning);
+    bool crowded = is_crowded(ctx, tuning), very_crowded = ctx->nranks > 2 * cpus;
     switch (args->coll) {
     case OBC_COLL_BARRIER:
         say(why, why_bytes, "one host: shared counter");
@@ -383,7 +396,7 @@ static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
                                                const struct obc__coll_args *args, char *why,
                                                size_t why_bytes)
 {
-    bool crowded = ctx->nranks > (tuning->ncpus > 0 ? tuning->ncpus : 1);
+    bool crowded = is_crowded(ctx, tuning);
     size_t a2a_min =
         crowded ? tuning->alltoall_cma_min_bytes_crowded : tuning->alltoall_cma_min_bytes;
     if (args->coll == OBC_COLL_ALLTOALL && args->nbytes >= a2a_min &&
