@@ -78,7 +78,6 @@ struct p2p_item {
     obc_result_t result;
     struct obc__wait w;
     int any_next; /* a receive from any source: the stream it looks at first */
-    int64_t any_turn_ns; /* ... and how long it waits on one stream */
 };
 
 _Static_assert(sizeof(struct p2p_item) <= OBC_ALGO_STATE_BYTES, "p2p item fits an op's state");
@@ -372,13 +371,11 @@ static void start(struct obc__p2p_engine *pe, struct obc__op *op)
 /* A receive from any source sleeps on its rank's doorbell in the host
  * arena, which every message to the rank rings (arena.h), so whichever
  * stream delivers wakes it; it looks again at least this often anyway.
- * Without an arena it waits on one stream for a turn of ANY_TURN_MIN_NS,
- * doubling to ANY_TURN_MAX_NS while nothing comes, then looks at them all
- * again: a message on another stream was seen only at the turn's end (3
- * and 4 ranks: 0.6-0.9 ms, up to 2 ms, where the doorbell takes 10-20 us). */
-#define ANY_BELL_TURN_NS 20000000
-#define ANY_TURN_MIN_NS 20000
-#define ANY_TURN_MAX_NS 2000000
+ * It used to sleep on one stream at a time, in turns up to 2 ms, so a
+ * message on another stream waited for the turn's end (3 and 4 ranks on 2
+ * cores: median 0.6-0.9 ms; with the doorbell 6-7 us on one host,
+ * bench/results/2026-12-03-any-source). */
+#define ANY_LOOK_AGAIN_NS 20000000
 
 /* A receive from any source becomes a receive from peer (a no-op for a
  * receive from a named rank). */
@@ -514,21 +511,22 @@ static int head_tag(const unsigned char *head, size_t got, int mine)
  * receive's tag. A head that is something else (a collective of a rank that
  * is ahead of this one) is that rank not having sent yet, not a mismatch; a
  * message of another tag is left, unclaimed, to the receives after this one.
- * Returns whether it bound; if not, it->w is the next wait. */
+ * Returns whether it bound; if not, it->w is the doorbell (every
+ * communicator has a host arena, so every rank has one). */
 static bool bind_any_source(struct obc__p2p_engine *pe, struct obc__algo_ctx *ctx,
                             struct obc__op *op)
 {
-    static _Atomic uint32_t no_word, no_sleepers; /* every stream is full of others' items */
     struct p2p_item *it = item_of(op);
     int n = pe->nranks, waits_on = -1;
-    struct obc__wait bell = {.peer = -1};
-    if (ctx->arena != NULL && n > 1) {
-        if (pe->bell == NULL) { /* listen before looking: a message after the look rings */
-            obc__arena_doorbell_listen(ctx->arena, 1);
-            pe->bell = ctx->arena;
-        }
-        obc__arena_doorbell_wait(ctx->arena, &bell);
+    if (n == 1) {
+        return false; /* only a send to self can match: without one it never comes */
     }
+    if (pe->bell == NULL) { /* listen before looking: a message after the look rings */
+        obc__arena_doorbell_listen(ctx->arena, 1);
+        pe->bell = ctx->arena;
+    }
+    struct obc__wait bell = {.peer = -1};
+    obc__arena_doorbell_wait(ctx->arena, &bell);
     for (int k = 0; k < n; k++) {
         int peer = (it->any_next + k) % n;
         if (peer == ctx->rank || (pe->claimed[peer] & CLAIM_RECV)) {
@@ -537,8 +535,8 @@ static bool bind_any_source(struct obc__p2p_engine *pe, struct obc__algo_ctx *ct
         pe->claimed[peer] |= CLAIM_RECV;
         size_t got = 0;
         uint64_t stamp = 0;
-        struct obc__wait w = {0};
-        const unsigned char *head = obc__p2p_recv_peek(ctx->p2p, peer, &got, &stamp, &w);
+        struct obc__wait unused = {0};
+        const unsigned char *head = obc__p2p_recv_peek(ctx->p2p, peer, &got, &stamp, &unused);
         if (head != NULL) {
             if (stamp != p2p_stamp(pe->recv_seq[peer], peer, ctx->rank)) {
                 continue; /* that rank has not sent yet */
@@ -550,29 +548,11 @@ static bool bind_any_source(struct obc__p2p_engine *pe, struct obc__algo_ctx *ct
             bind_source(pe, ctx, op, peer);
             return true;
         }
-        if (waits_on < 0) {
-            waits_on = peer;
-            it->w = w;
-        }
-    }
-    if (n == 1) {
-        return false; /* only a send to self can match: without one it never comes */
-    }
-    if (waits_on < 0) {
-        it->w = (struct obc__wait){.word = &no_word, .sleepers = &no_sleepers, .peer = -1};
+        waits_on = waits_on < 0 ? peer : waits_on;
     }
     it->any_next = ((waits_on >= 0 ? waits_on : it->any_next) + 1) % n;
-    if (bell.word != NULL) {
-        it->w = bell;
-        it->w.turn_ns = ANY_BELL_TURN_NS;
-        block(it);
-        return false;
-    }
-    it->any_turn_ns = it->any_turn_ns == 0      ? ANY_TURN_MIN_NS
-        : it->any_turn_ns * 2 < ANY_TURN_MAX_NS ? it->any_turn_ns * 2
-                                                : ANY_TURN_MAX_NS;
-    it->w.turn_ns = it->any_turn_ns;
-    it->w.peer = -1; /* a timeout names no sender: any of them could have sent */
+    it->w = bell; /* peer -1: a timeout names no sender, any of them could have sent */
+    it->w.turn_ns = ANY_LOOK_AGAIN_NS;
     block(it);
     return false;
 }

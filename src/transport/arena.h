@@ -132,7 +132,7 @@ bool obc__arena_mailbox_read(struct obc__arena *a, int peer, uint32_t seq, void 
  * streams): listen(+1) before looking at the streams, and from then on
  * every message that reaches this rank rings it; doorbell_wait fills *w
  * with the bell as it stands (call it after listen, before looking);
- * listen(-1) once the receive has its sender. ring: a message reached
+ * listen(-1) when the point-to-point batch ends. ring: a message reached
  * `rank` (a communicator rank of this host): wake it if it listens. */
 void obc__arena_doorbell_listen(struct obc__arena *a, int delta);
 void obc__arena_doorbell_wait(struct obc__arena *a, struct obc__wait *w);
