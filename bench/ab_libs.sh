@@ -29,12 +29,7 @@ if [ -z "$OLD" ] || [ -z "$OPS" ]; then
     sed -n '3,11p' "$0" >&2
     exit 2
 fi
-OLD_DIR=/tmp/obc-old-$OLD
-if [ ! -f "$OLD_DIR/build/lib/libobc.so" ]; then
-    git -C "$TOP" worktree add -f "$OLD_DIR" "$OLD" >/dev/null 2>&1 || exit 1
-    cmake -S "$OLD_DIR" -B "$OLD_DIR/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-        cmake --build "$OLD_DIR/build" -j2 --target obc >/dev/null || exit 1
-fi
+OLD_LIB=$("$HERE/old_lib.sh" "$OLD") || exit 1
 BUILD=$TOP/build
 ANCH=${OBC_ANCHORS_BUILD:-/tmp/obc-anchors-build}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -46,10 +41,10 @@ obc() { env "$@" "$BUILD/bin/obcrun" -n "$NP" "$BUILD/bin/obc-perf" -o "$op" "${
 ompi() { mpirun.openmpi "${oversub[@]}" -n "$NP" "$ANCH/mpi_coll_bench.openmpi" -o "$op" "${sizes[@]}" 2>/dev/null | grep -v '^#' | cut -d, -f3,4 | tr '\n' ' '; }
 round() {
     for op in $OPS; do
-        echo "$1 $op old  $(obc LD_LIBRARY_PATH="$OLD_DIR/build/lib")"
+        echo "$1 $op old  $(obc LD_LIBRARY_PATH="$OLD_LIB")"
         echo "$1 $op new  $(obc OBC_AB=new)"
         echo "$1 $op new  $(obc OBC_AB=new)"
-        echo "$1 $op old  $(obc LD_LIBRARY_PATH="$OLD_DIR/build/lib")"
+        echo "$1 $op old  $(obc LD_LIBRARY_PATH="$OLD_LIB")"
         echo "$1 $op ompi $(ompi)"
     done
 }
