@@ -1,5 +1,5 @@
 #!/bin/bash
-# The any-source receive latency before and after the doorbell (34e5cd5): the library of OLD
+# The any-source receive latency before and after the doorbell (02cadc9): the library of OLD
 # (default 211178f, built by bench/old_lib.sh), this build's, and Open MPI's MPI_ANY_SOURCE
 # (any_latency_mpi.c) in the same rounds, at 3 and 4 ranks on one host (more ranks than this
 # VM's 2 cores) and, obc only, 4 ranks on two fake hosts (TCP); two rounds idle, then two
