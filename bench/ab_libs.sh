@@ -7,12 +7,14 @@
 # built from git in /tmp/obc-old-COMMIT (a worktree) unless it is there already.
 # Prints "MODE rN OP IMPL size,usec size,usec ..." lines (max over ranks, µs), then per mode,
 # collective and size the median of each implementation's runs (min-max in brackets).
+# Broadcast's anchor is mpi_bcast_bench (MPI_Bcast, in place): compare it with `-x "-i 1"`.
 # Usage: bench/ab_libs.sh -O COMMIT -o "alltoall" [-n NP] [-b 4K] [-e 1M] [-t 1] [-R 3] [-B 2]
+#        [-x "more obc-perf options"]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
-OLD="" OPS="" NP=2 MINB=4K MAXB=1M BUDGET=1 ROUNDS=3 BUSY_ROUNDS=2
-while getopts "O:o:n:b:e:t:R:B:" opt; do
+OLD="" OPS="" NP=2 MINB=4K MAXB=1M BUDGET=1 ROUNDS=3 BUSY_ROUNDS=2 EXTRA=""
+while getopts "O:o:n:b:e:t:R:B:x:" opt; do
     case $opt in
     O) OLD=$OPTARG ;;
     o) OPS=$OPTARG ;;
@@ -22,11 +24,12 @@ while getopts "O:o:n:b:e:t:R:B:" opt; do
     t) BUDGET=$OPTARG ;;
     R) ROUNDS=$OPTARG ;;
     B) BUSY_ROUNDS=$OPTARG ;;
-    *) sed -n '3,11p' "$0" >&2; exit 2 ;;
+    x) EXTRA=$OPTARG ;;
+    *) sed -n '3,13p' "$0" >&2; exit 2 ;;
     esac
 done
 if [ -z "$OLD" ] || [ -z "$OPS" ]; then
-    sed -n '3,11p' "$0" >&2
+    sed -n '3,13p' "$0" >&2
     exit 2
 fi
 OLD_LIB=$("$HERE/old_lib.sh" "$OLD") || exit 1
@@ -37,8 +40,13 @@ oversub=()
 [ "$NP" -gt "$(nproc)" ] && oversub=(--oversubscribe)
 sizes=(-b "$MINB" -e "$MAXB" -f 2 -t "$BUDGET")
 # obcrun's environment reaches the ranks; LD_LIBRARY_PATH beats obc-perf's RUNPATH
-obc() { env "$@" "$BUILD/bin/obcrun" -n "$NP" "$BUILD/bin/obc-perf" -o "$op" "${sizes[@]}" --csv | cut -d, -f3,4 | tr '\n' ' '; }
-ompi() { mpirun.openmpi "${oversub[@]}" -n "$NP" "$ANCH/mpi_coll_bench.openmpi" -o "$op" "${sizes[@]}" 2>/dev/null | grep -v '^#' | cut -d, -f3,4 | tr '\n' ' '; }
+# shellcheck disable=SC2086 # EXTRA is a list of options
+obc() { env "$@" "$BUILD/bin/obcrun" -n "$NP" "$BUILD/bin/obc-perf" -o "$op" "${sizes[@]}" $EXTRA --csv | cut -d, -f3,4 | tr '\n' ' '; }
+ompi() {
+    local bench=("$ANCH/mpi_coll_bench.openmpi" -o "$op")
+    [ "$op" = broadcast ] && bench=("$ANCH/mpi_bcast_bench.openmpi")
+    mpirun.openmpi "${oversub[@]}" -n "$NP" "${bench[@]}" "${sizes[@]}" 2>/dev/null | grep -v '^#' | cut -d, -f3,4 | tr '\n' ' '
+}
 round() {
     for op in $OPS; do
         echo "$1 $op old  $(obc LD_LIBRARY_PATH="$OLD_LIB")"
@@ -49,7 +57,7 @@ round() {
     done
 }
 runs() {
-    echo "# $(date -u +%FT%TZ) np=$NP old=$OLD new=$(git -C "$TOP" rev-parse --short HEAD) (size,usec ...)"
+    echo "# $(date -u +%FT%TZ) np=$NP old=$OLD new=$(git -C "$TOP" rev-parse --short HEAD) obc-perf options: ${EXTRA:-none} (size,usec ...)"
     for ((r = 1; r <= ROUNDS; r++)); do round "idle r$r"; done
     if [ "$BUSY_ROUNDS" -gt 0 ]; then
         yes >/dev/null &
@@ -73,6 +81,6 @@ for line in sys.stdin:
 print("# medians: mode op bytes old new ompi (min-max)")
 for (mode, op, size), by in runs.items():
     print(mode, op, size, "  ".join(
-        f"{impl} {statistics.median(v):.2f} ({min(v):.2f}-{max(v):.2f})"
+        f"{impl} {statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f})"
         for impl in ("old", "new", "ompi") if (v := by.get(impl))))
 '
