@@ -149,6 +149,12 @@ struct obc__algo {
     obc_result_t (*step)(void *state, struct obc__wait *w);
 };
 
+/* Does the algorithm's root fail by itself when another rank acts as the
+ * root too (bcast_ring.c: the second root's publish)? Then check mode's
+ * look at the peers' calls after a root's call (check_mode.c) is not
+ * needed. */
+bool obc__algo_finds_second_root(const struct obc__algo *a);
+
 /* Thresholds and forced choices, decided once at communicator creation
  * (obc__algo_tuning_init) from the configuration: every value comes from
  * src/core/params.def, none is written here. */

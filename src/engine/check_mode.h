@@ -48,7 +48,7 @@ obc_result_t obc__check_before(struct obc__check *c, const struct obc__coll_args
  * stamped, looks at their calls; with OBC_CHECK >= 2 every rank posts its
  * broadcast payload's hash. Then obc__check_after_wait compares them. */
 obc_result_t obc__check_after(struct obc__check *c, const struct obc__coll_args *args,
-                              struct obc__err *err);
+                              const struct obc__algo *algo, struct obc__err *err);
 obc_result_t obc__check_after_wait(struct obc__check *c, const struct obc__coll_args *args,
                                    struct obc__err *err, struct obc__wait *w);
 /* A wait made no progress for a while: OBC_ERR_MISMATCH (message in err)

@@ -213,9 +213,10 @@ static void trace_handoffs(const struct obc__op *op, const struct obc__algo *a, 
               a->name, waits, sleeps);
 }
 
-static obc_result_t run_algorithm(struct obc__engine *e, struct obc__op *op)
+static obc_result_t run_algorithm(struct obc__engine *e, struct obc__op *op,
+                                  const struct obc__algo **chosen)
 {
-    const struct obc__algo *a = choose(e, op);
+    const struct obc__algo *a = *chosen = choose(e, op);
     uint32_t waits = 0, sleeps = 0;
     int64_t stalled = 0;
     a->init(op->state, &e->ctx, &op->args);
@@ -399,13 +400,14 @@ static obc_result_t run_op(struct obc__engine *e, struct obc__op *op, bool queue
         }
         return res;
     }
+    const struct obc__algo *a = NULL;
     obc__check_enter(&e->check, &op->args);
     obc_result_t res = run_check(e, op, obc__check_before);
     if (res == OBC_SUCCESS) {
-        res = run_algorithm(e, op);
+        res = run_algorithm(e, op, &a);
     }
     if (res == OBC_SUCCESS) {
-        res = obc__check_after(&e->check, &op->args, e->ctx.err);
+        res = obc__check_after(&e->check, &op->args, a, e->ctx.err);
     }
     if (res == OBC_SUCCESS) {
         res = run_check(e, op, obc__check_after_wait);

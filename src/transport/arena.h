@@ -106,7 +106,9 @@ uint32_t obc__arena_ring_nslots(const struct obc__arena *a, int ring);
  * *w set. Publish the same nbytes. */
 void *obc__arena_slot_acquire(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes,
                               struct obc__wait *w);
-void obc__arena_slot_publish(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes,
+/* false: another rank had published this position already (two ranks
+ * believe they are the root); the ring cannot say which is right. */
+bool obc__arena_slot_publish(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes,
                              uint64_t stamp);
 /* Reader: the published slot (its size and stamp in *nbytes, *stamp), else
  * NULL with *w set. Release it when its bytes have been copied out. */

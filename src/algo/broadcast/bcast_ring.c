@@ -115,6 +115,19 @@ static void ring_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
     }
 }
 
+/* The position was published already: another rank believes it is the
+ * root too. Break the communicator (every local rank's wait returns); the
+ * engine then names the other rank from the boards (check_mode.c). */
+static obc_result_t second_root(struct ring_state *s)
+{
+    obc__arena_abort_mismatch(s->ctx->arena, s->ctx->rank, -1);
+    return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
+                        "%s #%llu: rank %d is the root (%d), but another rank published this "
+                        "broadcast's data as its root first",
+                        obc__coll_name(s->args->coll), (unsigned long long)s->args->seq,
+                        s->ctx->rank, s->args->root);
+}
+
 /* The root's one-copy mode: slot 0 describes its buffers, its own copy
  * overlaps the readers', then it waits until every reader has released
  * the op's last slot (they release all of them at once, in order). */
@@ -131,7 +144,10 @@ static obc_result_t root_mapped(struct ring_state *s, struct obc__wait *w)
         if (n == 0) {
             return OBC_SUCCESS; /* stage as usual */
         }
-        obc__arena_slot_publish(a, s->ring, s->first_pos, n, s->stamp ^ OBC_MAPPED_STAMP_BIT);
+        if (!obc__arena_slot_publish(a, s->ring, s->first_pos, n,
+                                     s->stamp ^ OBC_MAPPED_STAMP_BIT)) {
+            return second_root(s);
+        }
         for (size_t i = 0; i < s->args->nsegs; i++) {
             const struct obc__seg *g = &s->args->segs[i];
             if (g->recv != g->send) {
@@ -161,7 +177,9 @@ static obc_result_t root_step(struct ring_state *s, struct obc__wait *w)
         }
         struct cursor from = s->at;
         cursor_copy(s, &s->at, slot, n, GATHER);
-        obc__arena_slot_publish(s->ctx->arena, s->ring, pos, n, s->stamp);
+        if (!obc__arena_slot_publish(s->ctx->arena, s->ring, pos, n, s->stamp)) {
+            return second_root(s);
+        }
         /* The root's own copy out of place, after the publish: readers
          * need not wait for it. From send, not from the slot: once the
          * readers release it, another root's broadcast may refill it. */
@@ -240,3 +258,8 @@ const struct obc__algo obc__bcast_eager = {OBC_COLL_BROADCAST, "eager", one_aren
                                            ring_step};
 const struct obc__algo obc__bcast_arena = {OBC_COLL_BROADCAST, "arena", one_arena, arena_init,
                                            ring_step};
+
+bool obc__algo_finds_second_root(const struct obc__algo *a)
+{
+    return a == &obc__bcast_eager || a == &obc__bcast_arena;
+}

@@ -156,6 +156,8 @@ void obc__shm_peer_maps_fini(struct obc__arena *a);
 
 /* Set *flag's value and wake sleepers, if any (shm_wait.c). */
 void obc__shm_flag_store(struct shm_flag *f, uint32_t value);
+/* The same, returning the value it replaced (one atomic exchange, as the store). */
+uint32_t obc__shm_flag_swap(struct shm_flag *f, uint32_t value);
 uint32_t obc__shm_flag_add(struct shm_flag *f, uint32_t delta);
 
 /* Callers name ranks by their communicator rank; the segment is laid out

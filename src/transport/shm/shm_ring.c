@@ -82,13 +82,15 @@ void *obc__arena_slot_acquire(struct obc__arena *a, int ring, uint64_t pos, size
     return slot_area(a, ring, pos, nbytes);
 }
 
-void obc__arena_slot_publish(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes,
+bool obc__arena_slot_publish(struct obc__arena *a, int ring, uint64_t pos, size_t nbytes,
                              uint64_t stamp)
 {
     struct shm_slot *s = slot_of(a, ring, pos);
     s->nbytes = nbytes;
     s->stamp = stamp;
-    obc__shm_flag_store(&s->filled, (uint32_t)(pos + 1));
+    /* Every rank numbers the ring's positions alike, and one root writes
+     * each: a position already published was another root's. */
+    return obc__shm_flag_swap(&s->filled, (uint32_t)(pos + 1)) != (uint32_t)(pos + 1);
 }
 
 const void *obc__arena_slot_peek(struct obc__arena *a, int ring, uint64_t pos, size_t *nbytes,

@@ -59,7 +59,7 @@ static void write_slot(uint64_t pos, uint64_t i)
     unsigned char *slot = obc__arena_slot_acquire(writer, OBC_RING_EAGER, pos, size_of(i), &w);
     assert_non_null(slot);
     memset(slot, (int)(i & 0xff), size_of(i));
-    obc__arena_slot_publish(writer, OBC_RING_EAGER, pos, size_of(i), 1000 + i);
+    assert_true(obc__arena_slot_publish(writer, OBC_RING_EAGER, pos, size_of(i), 1000 + i));
 }
 
 static void read_slot(uint64_t pos, uint64_t i)
@@ -103,6 +103,24 @@ static void slots_gate_both_ways(void **state)
     }
 }
 
+/* Two ranks that both believe they are the root of one broadcast: the
+ * second to publish the position is told so (bcast_ring.c fails there). */
+static void second_root_is_told(void **state)
+{
+    struct obc__wait w = {.peer = -1};
+    size_t n;
+    uint64_t stamp;
+    (void)state;
+    uint64_t pos = obc__arena_ring_reserve(writer, OBC_RING_EAGER, 1);
+    assert_true(obc__arena_ring_reserve(reader, OBC_RING_EAGER, 1) == pos);
+    assert_non_null(obc__arena_slot_acquire(writer, OBC_RING_EAGER, pos, 8, &w));
+    assert_true(obc__arena_slot_publish(writer, OBC_RING_EAGER, pos, 8, 1));
+    assert_non_null(obc__arena_slot_acquire(reader, OBC_RING_EAGER, pos, 8, &w));
+    assert_false(obc__arena_slot_publish(reader, OBC_RING_EAGER, pos, 8, 2));
+    assert_non_null(obc__arena_slot_peek(reader, OBC_RING_EAGER, pos, &n, &stamp, &w));
+    obc__arena_slot_release(reader, OBC_RING_EAGER, pos);
+}
+
 static void counters_and_mailboxes(void **state)
 {
     struct obc__wait w = {.peer = -1};
@@ -134,6 +152,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(slots_gate_both_ways),
+        cmocka_unit_test(second_root_is_told),
         cmocka_unit_test(counters_and_mailboxes),
         cmocka_unit_test(abort_ends_health),
     };

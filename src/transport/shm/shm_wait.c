@@ -22,6 +22,15 @@ void obc__shm_flag_store(struct shm_flag *f, uint32_t value)
     }
 }
 
+uint32_t obc__shm_flag_swap(struct shm_flag *f, uint32_t value)
+{
+    uint32_t old = atomic_exchange_explicit(&f->value, value, memory_order_seq_cst);
+    if (atomic_load_explicit(&f->sleepers, memory_order_seq_cst) != 0) {
+        obc__futex_wake(&f->value, true);
+    }
+    return old;
+}
+
 uint32_t obc__shm_flag_add(struct shm_flag *f, uint32_t delta)
 {
     uint32_t v = atomic_fetch_add_explicit(&f->value, delta, memory_order_seq_cst) + delta;
