@@ -215,19 +215,10 @@ obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct
 }
 
 /* Write the reason for a choice, unless nobody will read it (why == NULL):
- * formatting costs more than a small broadcast itself. */
-static void say(char *why, size_t why_bytes, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t why_bytes, const char *fmt, ...)
-{
-    va_list ap;
-    if (why == NULL) {
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(why, why_bytes, fmt, ap);
-    va_end(ap);
-}
+ * formatting costs more than a small broadcast itself, and so would the
+ * call to a variadic function that returns at once. */
+#define SAY(why, why_bytes, ...) \
+    ((why) != NULL ? (void)snprintf((why), (why_bytes), __VA_ARGS__) : (void)0)
 
 /* The host's CPUs (ones the ranks may use), at least 1. */
 static int host_cpus(const struct obc__algo_tuning *tuning)
@@ -256,22 +247,22 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
                                                 size_t why_bytes)
 {
     if (!ctx->arena_has_all) {
-        say(why, why_bytes, "%d hosts: host heads relay, then shared memory in each host",
+        SAY(why, why_bytes, "%d hosts: host heads relay, then shared memory in each host",
             ctx->leaders.n);
         return &obc__bcast_hier;
     }
     if (args->nbytes <= tuning->eager_max_bytes) {
-        say(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes, tuning->eager_max_bytes);
+        SAY(why, why_bytes, "%zu bytes <= eager limit %zu", args->nbytes, tuning->eager_max_bytes);
         return &obc__bcast_eager;
     }
     bool crowded = is_crowded(ctx, tuning);
     size_t cma_min = crowded ? tuning->cma_min_bytes_crowded : tuning->cma_min_bytes;
     if (args->nbytes >= cma_min && obc__bcast_cma.supports(ctx, args)) {
-        say(why, why_bytes, "%zu bytes >= single-copy limit %zu (%d ranks, %d CPUs)", args->nbytes,
+        SAY(why, why_bytes, "%zu bytes >= single-copy limit %zu (%d ranks, %d CPUs)", args->nbytes,
             cma_min, ctx->nranks, tuning->ncpus);
         return &obc__bcast_cma;
     }
-    say(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,
+    SAY(why, why_bytes, "%zu bytes, staged through the arena%s", args->nbytes,
         ctx->cma ? "" : " (single-copy reads not permitted)");
     return &obc__bcast_arena;
 }
@@ -302,27 +293,27 @@ static const struct obc__algo *within_host(const struct obc__algo_ctx *ctx,
     bool crowded = is_crowded(ctx, tuning), very_crowded = ctx->nranks > 2 * cpus;
     switch (args->coll) {
     case OBC_COLL_BARRIER:
-        say(why, why_bytes, "one host: shared counter");
+        SAY(why, why_bytes, "one host: shared counter");
         return &obc__barrier_counter;
     case OBC_COLL_ALLREDUCE:
         if (total <= tuning->recdbl_max_bytes && !very_crowded) {
-            say(why, why_bytes, "one host, %zu bytes <= %zu, %d ranks on %d cpus", total,
+            SAY(why, why_bytes, "one host, %zu bytes <= %zu, %d ranks on %d cpus", total,
                 tuning->recdbl_max_bytes, ctx->nranks, cpus);
             return &obc__allreduce_recdbl;
         }
         if (total < tuning->shm_below_bytes && very_crowded) {
-            say(why, why_bytes, "one host, %zu bytes, %d ranks on %d cpus", total, ctx->nranks,
+            SAY(why, why_bytes, "one host, %zu bytes, %d ranks on %d cpus", total, ctx->nranks,
                 cpus);
             return &obc__allreduce_shm;
         }
-        say(why, why_bytes, "one host, %zu bytes", total);
+        SAY(why, why_bytes, "one host, %zu bytes", total);
         return &obc__allreduce_ring;
     case OBC_COLL_ALLGATHER:
-        say(why, why_bytes, "one host, %d ranks on %d cpus", ctx->nranks, cpus);
+        SAY(why, why_bytes, "one host, %d ranks on %d cpus", ctx->nranks, cpus);
         return crowded ? &obc__allgather_shm : &obc__allgather_ring;
     default: {
         bool shm = crowded && total < tuning->shm_below_bytes;
-        say(why, why_bytes, "one host, %zu bytes, %d ranks on %d cpus", total, ctx->nranks, cpus);
+        SAY(why, why_bytes, "one host, %zu bytes, %d ranks on %d cpus", total, ctx->nranks, cpus);
         if (args->coll == OBC_COLL_REDUCE) {
             return shm ? &obc__reduce_shm : &obc__reduce_ring;
         }
@@ -355,10 +346,10 @@ static const struct obc__algo *reduction_choice(const struct obc__algo_ctx *ctx,
     }
     a = across[args->coll];
     if (a->supports(ctx, args)) {
-        say(why, why_bytes, "%d hosts", ctx->nhosts);
+        SAY(why, why_bytes, "%d hosts", ctx->nhosts);
         return a;
     }
-    say(why, why_bytes, "%d hosts, %s not possible here: ring", ctx->nhosts, a->name);
+    SAY(why, why_bytes, "%d hosts, %s not possible here: ring", ctx->nhosts, a->name);
     return args->coll == OBC_COLL_ALLREDUCE ? &obc__allreduce_ring : across[args->coll];
 }
 
@@ -401,7 +392,7 @@ static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
         crowded ? tuning->alltoall_cma_min_bytes_crowded : tuning->alltoall_cma_min_bytes;
     if (args->coll == OBC_COLL_ALLTOALL && args->nbytes >= a2a_min &&
         obc__alltoall_cma.supports(ctx, args)) {
-        say(why, why_bytes,
+        SAY(why, why_bytes,
             "one host, %zu-byte blocks >= single-copy limit %zu (%d ranks, %d CPUs)", args->nbytes,
             a2a_min, ctx->nranks, tuning->ncpus);
         return &obc__alltoall_cma;
@@ -412,12 +403,12 @@ static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
         crowded ? tuning->gather_cma_min_bytes_crowded : tuning->gather_cma_min_bytes;
     if ((args->coll == OBC_COLL_GATHER || args->coll == OBC_COLL_SCATTER) &&
         args->nbytes >= rooted_min && rooted_cma->supports(ctx, args)) {
-        say(why, why_bytes,
+        SAY(why, why_bytes,
             "one host, %zu-byte blocks >= single-copy limit %zu (%d ranks, %d CPUs)", args->nbytes,
             rooted_min, ctx->nranks, tuning->ncpus);
         return rooted_cma;
     }
-    say(why, why_bytes, "%d ranks on %d hosts: straight between the ranks", ctx->nranks,
+    SAY(why, why_bytes, "%d ranks on %d hosts: straight between the ranks", ctx->nranks,
         ctx->nhosts);
     switch (args->coll) {
     case OBC_COLL_GATHER:
@@ -452,7 +443,7 @@ static const struct obc__algo *default_choice(const struct obc__algo_ctx *ctx,
         [OBC_COLL_ALLGATHERV] = &obc__allgatherv_self,
     };
     if (ctx->nranks == 1) {
-        say(why, why_bytes, "single rank");
+        SAY(why, why_bytes, "single rank");
         return single[args->coll];
     }
     if (args->coll == OBC_COLL_BROADCAST) {
@@ -577,12 +568,12 @@ static const struct obc__algo *choose(const struct obc__algo_ctx *ctx,
     const struct obc__algo *forced = tuning->forced[args->coll];
     if (forced != NULL && ctx->nranks > 1) {
         if (forced->supports(ctx, args)) {
-            say(why, why_bytes, "forced by OBC_ALGO");
+            SAY(why, why_bytes, "forced by OBC_ALGO");
             return forced;
         }
         char reason[160];
         const struct obc__algo *a = default_choice(ctx, tuning, args, reason, sizeof(reason));
-        say(why, why_bytes, "OBC_ALGO's %s cannot run this operation; %s", forced->name, reason);
+        SAY(why, why_bytes, "OBC_ALGO's %s cannot run this operation; %s", forced->name, reason);
         return a;
     }
     return default_choice(ctx, tuning, args, why, why_bytes);

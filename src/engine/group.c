@@ -30,14 +30,22 @@ static _Thread_local struct {
     size_t n, cap;
 } group;
 
+/* Threads of this process inside a group: every blocking call asks
+ * whether its thread is, and a thread-local in a shared library costs a
+ * call to __tls_get_addr, a few percent of a small broadcast. This one
+ * word answers "no" for them all while no thread has a group open. */
+static _Atomic int threads_in_group;
+
 bool obc__group_active(void)
 {
-    return group.depth > 0;
+    return atomic_load_explicit(&threads_in_group, memory_order_relaxed) != 0 && group.depth > 0;
 }
 
 obc_result_t obc__group_start(void)
 {
-    group.depth++;
+    if (group.depth++ == 0) {
+        atomic_fetch_add_explicit(&threads_in_group, 1, memory_order_relaxed);
+    }
     return OBC_SUCCESS;
 }
 
@@ -142,6 +150,7 @@ obc_result_t obc__group_end(void)
     if (--group.depth > 0) {
         return OBC_SUCCESS;
     }
+    atomic_fetch_sub_explicit(&threads_in_group, 1, memory_order_relaxed);
     ops = malloc((group.n ? group.n : 1) * sizeof(*ops));
     for (size_t i = 0; i < group.n;) {
         obc_result_t res = OBC_SUCCESS;
