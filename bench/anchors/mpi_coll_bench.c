@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mpi_coll_bench.c - the MPI anchor for allreduce, reduce, allgather,
- * reduce_scatter, gather, scatter and alltoall (MPI_Allreduce, MPI_Reduce,
- * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Gather, MPI_Scatter,
- * MPI_Alltoall), measured with the method of
+ * reduce_scatter, gather, scatter, alltoall and alltoallv (MPI_Allreduce,
+ * MPI_Reduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Gather,
+ * MPI_Scatter, MPI_Alltoall, MPI_Alltoallv), measured with the method of
  * mpi_bcast_bench.c (beside it) and of obc-perf, so that all of them
  * print comparable lines:
  *
@@ -26,8 +26,11 @@
  * (allreduce, reduce) or the whole buffer of nranks blocks (allgather,
  * reduce_scatter, gather and scatter on the root, alltoall on every rank:
  * each block is bytes / nranks, so alltoall sends bytes / nranks to each
- * peer). busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather,
- * reduce_scatter, gather, scatter, alltoall), 1 (reduce). `wrong` counts
+ * peer; alltoallv's bytes are nominal, as alltoall's, and its block from
+ * rank i to rank j holds unit x ((i + 2j) mod 3 + 1) elements, unit = half
+ * a nominal block (at least 1), packed in rank order, as obc-perf's
+ * alltoallv). busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather,
+ * reduce_scatter, gather, scatter, the alltoalls), 1 (reduce). `wrong` counts
  * wrong elements (reductions) or bytes (the others: one byte pattern per
  * source and destination block) over all ranks and iterations, outputs and
  * unmodified inputs alike.
@@ -39,14 +42,12 @@
  * poisoned with a value no result can take (NaN; the type's minimum).
  *
  * Options: -i IMPL (label, default "mpi"), -o allreduce|reduce|allgather|
- * reduce_scatter|gather|scatter|alltoall (default allreduce), -d float32|float64|int32|int64|int8
- * (default float32), --op sum|prod|min|max (default sum), -b MIN, -e MAX
- * (K/M/G suffixes, default 8 and 256M), -f FACTOR (2), -r ROOT (0), -w
- * WARMUP (3), -n MAXIT (200), -m MINIT (5), -t BUDGET seconds (1.0), -c 0|1
- * (validate, 1), -H (header), -v ('#' detail lines), -S (span), -X
- * (self-test: one output byte per call is damaged, on the rank after the
- * root or on the root for reduce and gather, so wrong must equal the
- * iterations).
+ * reduce_scatter|gather|scatter|alltoall|alltoallv (default allreduce), -d
+ * float32|float64|int32|int64|int8 (default float32), --op sum|prod|min|max (default sum), -b MIN,
+ * -e MAX (K/M/G suffixes, default 8 and 256M), -f FACTOR (2), -r ROOT (0), -w WARMUP (3), -n MAXIT
+ * (200), -m MINIT (5), -t BUDGET seconds (1.0), -c 0|1 (validate, 1), -H (header), -v ('#' detail
+ * lines), -S (span), -X (self-test: one output byte per call is damaged, on the rank after the root
+ * or on the root for reduce and gather, so wrong must equal the iterations).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -67,13 +68,14 @@ enum coll {
     COLL_GATHER,
     COLL_SCATTER,
     COLL_ALLTOALL,
+    COLL_ALLTOALLV,
     N_COLLS
 };
 enum redop { OP_SUM, OP_PROD, OP_MIN, OP_MAX };
 enum dtype { DT_FLOAT32, DT_FLOAT64, DT_INT32, DT_INT64, DT_INT8 };
 
 static const char *const coll_names[] = {"allreduce", "reduce",  "allgather", "reduce_scatter",
-                                         "gather",    "scatter", "alltoall"};
+                                         "gather",    "scatter", "alltoall",  "alltoallv"};
 static const char *const op_names[] = {"sum", "prod", "min", "max"};
 static const char *const dtype_names[] = {"float32", "float64", "int32", "int64", "int8"};
 
@@ -96,6 +98,7 @@ struct job {
     unsigned char *send, *recv;
     size_t count; /* the count argument of the current call */
     size_t nbytes; /* the current size as nccl-tests counts it */
+    int *sc, *sd, *rc, *rd; /* alltoallv: counts and displacements, in elements */
 };
 
 /* ---- options ----------------------------------------------------------- */
@@ -415,7 +418,8 @@ static unsigned char *block(const struct job *j, unsigned char *buf, int r)
 /* Only moves bytes: no reduction, data is a byte pattern. */
 static int moves_bytes(enum coll c)
 {
-    return c == COLL_ALLGATHER || c == COLL_GATHER || c == COLL_SCATTER || c == COLL_ALLTOALL;
+    return c == COLL_ALLGATHER || c == COLL_GATHER || c == COLL_SCATTER || c == COLL_ALLTOALL ||
+        c == COLL_ALLTOALLV;
 }
 
 /* ---- one call ---------------------------------------------------------- */
@@ -426,11 +430,26 @@ static int parts(const struct job *j)
     return c == COLL_ALLREDUCE || c == COLL_REDUCE ? 1 : j->nranks;
 }
 
+/* alltoallv's blocks: unit x 1, 2 or 3 elements, by source and destination. */
+static int vblock(const struct job *j, int src, int dst)
+{
+    int unit = j->count / 2 > 0 ? (int)(j->count / 2) : 1;
+    return unit * ((src + 2 * dst) % 3 + 1);
+}
+
 static void shape(struct job *j, size_t want_bytes)
 {
     size_t count = want_bytes / j->dsize / (size_t)parts(j);
     j->count = count > 0 ? count : 1;
     j->nbytes = j->count * j->dsize * (size_t)parts(j);
+    for (int p = 0, sent = 0, got = 0; j->o->coll == COLL_ALLTOALLV && p < j->nranks; p++) {
+        j->sc[p] = vblock(j, j->rank, p);
+        j->sd[p] = sent;
+        sent += j->sc[p];
+        j->rc[p] = vblock(j, p, j->rank);
+        j->rd[p] = got;
+        got += j->rc[p];
+    }
 }
 
 static void fill(const struct job *j, uint64_t it)
@@ -466,6 +485,14 @@ static void fill(const struct job *j, uint64_t it)
             block_fill(j, block(j, j->recv, r), it, r, j->rank, 1);
         }
         break;
+    case COLL_ALLTOALLV:
+        for (int r = 0; r < j->nranks; r++) {
+            gather_fill(j->send + (size_t)j->sd[r] * j->dsize, (size_t)j->sc[r] * j->dsize, it,
+                        j->rank * j->nranks + r, 0);
+            gather_fill(j->recv + (size_t)j->rd[r] * j->dsize, (size_t)j->rc[r] * j->dsize, it,
+                        r * j->nranks + j->rank, 1);
+        }
+        break;
     default:
         fill_input(j, j->send, 0, n, it);
         poison(j, j->recv, n);
@@ -497,6 +524,9 @@ static void run(const struct job *j)
     case COLL_ALLTOALL:
         MPI_Alltoall(j->send, n, t, j->recv, n, t, MPI_COMM_WORLD);
         break;
+    case COLL_ALLTOALLV:
+        MPI_Alltoallv(j->send, j->sc, j->sd, t, j->recv, j->rc, j->rd, t, MPI_COMM_WORLD);
+        break;
     default:
         MPI_Reduce_scatter_block(j->send, j->recv, n, t, op, MPI_COMM_WORLD);
         break;
@@ -524,6 +554,14 @@ static uint64_t check(const struct job *j, uint64_t it)
         for (int r = 0; r < j->nranks; r++) {
             wrong += block_wrong(j, block(j, j->recv, r), it, r, j->rank);
             wrong += block_wrong(j, block(j, j->send, r), it, j->rank, r);
+        }
+        return wrong;
+    case COLL_ALLTOALLV:
+        for (int r = 0; r < j->nranks; r++) {
+            wrong += gather_wrong(j->recv + (size_t)j->rd[r] * j->dsize,
+                                  (size_t)j->rc[r] * j->dsize, it, r * j->nranks + j->rank);
+            wrong += gather_wrong(j->send + (size_t)j->sd[r] * j->dsize,
+                                  (size_t)j->sc[r] * j->dsize, it, j->rank * j->nranks + r);
         }
         return wrong;
     case COLL_ALLGATHER:
@@ -557,6 +595,8 @@ static size_t out_bytes(const struct job *j)
     case COLL_REDUCE_SCATTER:
     case COLL_SCATTER:
         return j->count * j->dsize;
+    case COLL_ALLTOALLV:
+        return (size_t)(j->rd[j->nranks - 1] + j->rc[j->nranks - 1]) * j->dsize;
     default:
         return j->nbytes;
     }
@@ -602,6 +642,7 @@ static double busbw_factor(enum coll c, int n)
     case COLL_GATHER:
     case COLL_SCATTER:
     case COLL_ALLTOALL:
+    case COLL_ALLTOALLV:
         return (double)(n - 1) / n;
     default:
         return 1.0;
@@ -719,9 +760,18 @@ int main(int argc, char **argv)
     }
     fflush(stdout);
 
+    j.sc = malloc(sizeof(int) * 4 * (size_t)j.nranks);
+    if (j.sc == NULL) {
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    j.sd = j.sc + j.nranks;
+    j.rc = j.sd + j.nranks;
+    j.rd = j.rc + j.nranks;
     shape(&j, o.maxb);
-    j.send = alloc_touched(j.nbytes, j.rank);
-    j.recv = alloc_touched(j.nbytes, j.rank);
+    /* alltoallv: blocks of up to 3 units, a unit at most a nominal block */
+    size_t room = o.coll == COLL_ALLTOALLV ? 3 * j.nbytes : j.nbytes;
+    j.send = alloc_touched(room, j.rank);
+    j.recv = alloc_touched(room, j.rank);
     double *times = malloc(sizeof(double) * (size_t)o.maxit);
     double *spans = malloc(sizeof(double) * (size_t)o.maxit);
     uint64_t it = 0;
@@ -741,6 +791,7 @@ int main(int argc, char **argv)
     free(spans);
     free(j.send);
     free(j.recv);
+    free(j.sc);
     MPI_Finalize();
     return 0;
 }

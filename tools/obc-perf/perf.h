@@ -100,6 +100,7 @@ struct perf_ctx {
     unsigned char *out; /* this rank's output for the current size, NULL if none */
     size_t out_nbytes; /* its length; -X damages its middle byte */
     uint64_t iter; /* global iteration number: the pattern seed */
+    size_t *vec; /* alltoallv: its count and displacement arrays (perf_ops_alltoallv.c) */
 };
 
 /* Per-size outcome, known on rank 0 only. */
@@ -167,6 +168,8 @@ extern const struct perf_op perf_op_sendrecv;
 extern const struct perf_op perf_op_gather;
 extern const struct perf_op perf_op_scatter;
 extern const struct perf_op perf_op_alltoall;
+/* perf_ops_alltoallv.c */
+extern const struct perf_op perf_op_alltoallv;
 
 /* perf_stats.c */
 int64_t perf_now_ns(void);

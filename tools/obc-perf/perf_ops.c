@@ -184,7 +184,7 @@ static const struct perf_op *const op_table[] = {
     &op_broadcast,     &op_barrier,        &perf_op_allreduce,
     &perf_op_reduce,   &perf_op_allgather, &perf_op_reduce_scatter,
     &perf_op_sendrecv, &perf_op_gather,    &perf_op_scatter,
-    &perf_op_alltoall,
+    &perf_op_alltoall, &perf_op_alltoallv,
 };
 
 #define N_OPS (sizeof(op_table) / sizeof(op_table[0]))
