@@ -62,6 +62,9 @@ struct obc__plan {
                              * each consumer, not slice by slice */
     int peers_in_flight; /* gather, scatter: peers a root serves at once; alltoall(v),
                           * allgatherv: partners a rank exchanges with at once */
+    size_t pull_min_bytes; /* alltoallv, allgatherv: a message of at least this many bytes
+                            * to a rank of this host is read by its receiver straight from
+                            * the sender's buffer (px.c); 0: never */
 };
 
 /* A point-to-point call (engine/p2p_batch.c) is an op too, but never an

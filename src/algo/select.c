@@ -543,6 +543,14 @@ static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tu
     plan->whole_max_bytes = tuning->win_whole_max_bytes;
     plan->peers_in_flight =
         is_pairwise(a) ? partners_in_flight(ctx, tuning) : tuning->peers_in_flight;
+    /* The v-forms' blocks differ between pairs, so no single-copy algorithm
+     * can be chosen for the whole call by size on every rank alike; but both
+     * ends of a pair know its two sizes, so a pair moves a large block single
+     * copy within the exchange (px.c), from alltoall's limit per block. */
+    if (ctx->cma && (a == &obc__alltoallv_pairwise || a == &obc__allgatherv_pairwise)) {
+        plan->pull_min_bytes = is_crowded(ctx, tuning) ? tuning->alltoall_cma_min_bytes_crowded
+                                                       : tuning->alltoall_cma_min_bytes;
+    }
     if (is_relay(a)) {
         relay_plan(ctx, tuning, args, plan);
     }

@@ -15,7 +15,10 @@
  *    single-copy within a host, against a smaller count, a small alltoall
  *    (which goes through the channels) and an alltoallv; gathers and
  *    scatters of 160 KB blocks, single-copy, with another count on a rank
- *    or on the root, and against a small gather). Every rank must
+ *    or on the root, and against a small gather; alltoallv pairs of
+ *    160 KB, read single copy by the receiver, where the odd rank sends
+ *    more, or a small block to a rank that expects a large one, or the
+ *    reverse). Every rank must
  *    fail (MISMATCH
  *    or ABORTED; a rank that only sends may finish, and then its next call
  *    fails), within the timeout, at least one with OBC_ERR_MISMATCH, and
@@ -67,13 +70,15 @@ static obc_result_t personal(enum call call, size_t count, obc_dtype_t dt, int r
                              size_t odd_to2)
 {
     size_t es = obc_dtype_size(dt), sc[NRANKS], sd[NRANKS], rc[NRANKS], rd[NRANKS];
-    obct_buf_alloc(send, NRANKS * (count + 8) * es, 0);
+    size_t send_stride = (odd_to2 > count ? odd_to2 : count) + 8; /* room for the odd block */
+    obct_buf_alloc(send, NRANKS * send_stride * es, 0);
     obct_buf_alloc(recv, NRANKS * (count + 8) * es, 0);
     obct_fill(send->data, send->nbytes, 7, rank);
     obct_poison(recv->data, recv->nbytes);
     for (int i = 0; i < NRANKS; i++) {
         sc[i] = rc[i] = count;
-        sd[i] = rd[i] = (size_t)i * (count + 8);
+        sd[i] = (size_t)i * send_stride;
+        rd[i] = (size_t)i * (count + 8);
     }
     if (odd_to2 != count) {
         sc[2] = odd_to2; /* only on the odd rank (1): rank 2 expects count */
@@ -333,6 +338,15 @@ int main(void)
          BIG_COUNT + 10, OBC_INT32, OBC_INT32},
         {"gather single-copy against a small one", 3, GATHER, GATHER, BIG_COUNT, COUNT, OBC_INT32,
          OBC_INT32},
+        /* alltoallv pairs of 160 KB: the receiver reads the sender's block
+         * (px.c's pulled messages); a count that differs changes whether
+         * one end pulls, or only the length its header says */
+        {"alltoallv single-copy pair, rank 1 sends rank 2 more than it expects", 1, ALLTOALLV,
+         ALLTOALLV, BIG_COUNT, BIG_COUNT + 10, OBC_INT32, OBC_INT32},
+        {"alltoallv, rank 1 sends rank 2 a single-copy block where a small one is expected", 1,
+         ALLTOALLV, ALLTOALLV, COUNT, BIG_COUNT, OBC_INT32, OBC_INT32},
+        {"alltoallv, rank 1 sends rank 2 a small block where a single-copy one is expected", 1,
+         ALLTOALLV, ALLTOALLV, BIG_COUNT, COUNT, OBC_INT32, OBC_INT32},
     };
     struct obct_job job;
     char timeout[16];

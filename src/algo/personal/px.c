@@ -26,6 +26,11 @@
 #include <string.h>
 
 #define PX_HEADER 8u
+/* A pulled message's one item: its length with this bit, and its address (px.h). */
+#define PX_PULL_BIT (1ull << 63)
+#define PX_PULL_HEADER 16u
+/* The item that tells a sender its pulled message was read. */
+#define PX_ACK 0x4b43414c4c55504full /* "OPULLACK" */
 
 /* base + elems elements; base itself for an offset of 0 (base may then be
  * NULL, for a message of no bytes). */
@@ -43,11 +48,26 @@ static void msg(struct px_xfer *x, int peer, const void *buf, size_t nbytes)
     x->finished = false;
 }
 
+/* Is a message of nbytes between this rank and peer pulled (px.h)? Both
+ * ends ask with the same size and hosts, so both answer alike. */
+static bool pulls(const struct px_run *r, int peer, size_t nbytes)
+{
+    const struct obc__algo_ctx *c = r->ctx;
+    return r->pull_min > 0 && nbytes >= r->pull_min && c->host_of[peer] == c->host_of[r->me];
+}
+
 static void copy(void *dst, const void *src, size_t nbytes)
 {
     if (nbytes > 0 && dst != src) {
         memcpy(dst, src, nbytes);
     }
+}
+
+static void mark_pulls(const struct px_run *r, struct px_unit *x)
+{
+    x->send.pulled = pulls(r, x->send.peer, x->send.nbytes);
+    x->recv.pulled = pulls(r, x->recv.peer, x->recv.nbytes);
+    x->ack_due = x->send.pulled;
 }
 
 /* Unit u of this rank: its messages, or its local copy done here. */
@@ -97,6 +117,7 @@ static void describe(const struct px_run *r, int u, struct px_unit *x)
         if (p != me) {
             msg(&x->send, p, at(send, v[n + (size_t)p], es), v[p] * es);
             msg(&x->recv, p, at(recv, v[3 * n + (size_t)p], es), v[2 * n + (size_t)p] * es);
+            mark_pulls(r, x);
         } else {
             copy(at(recv, v[3 * n + (size_t)me], es), at(send, v[n + (size_t)me], es), v[me] * es);
         }
@@ -106,6 +127,7 @@ static void describe(const struct px_run *r, int u, struct px_unit *x)
         if (p != me) {
             msg(&x->send, p, own, v[me] * es);
             msg(&x->recv, p, at(recv, v[n + (size_t)p], es), v[p] * es);
+            mark_pulls(r, x);
         } else {
             copy(at(recv, v[n + (size_t)me], es), own, v[me] * es);
         }
@@ -133,6 +155,7 @@ void px_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args
     r->inflight = w < 1 ? 1 : w > PX_MAX_INFLIGHT ? PX_MAX_INFLIGHT : w;
     r->pairwise = !rooted;
     r->turn_ns = PX_TURN_MIN_NS;
+    r->pull_min = args->plan.pull_min_bytes;
 }
 
 static size_t next_len(const struct px_run *r, const struct px_xfer *x, size_t *hdr)
@@ -147,6 +170,14 @@ static obc_result_t send_item(struct px_run *r, struct px_xfer *x, struct obc__w
     if (slot == NULL) {
         w->peer = x->peer;
         return OBC_IN_PROGRESS;
+    }
+    if (x->pulled) { /* the header says where the bytes are; the receiver reads them */
+        uint64_t hdr[2] = {(uint64_t)x->nbytes | PX_PULL_BIT, (uint64_t)(uintptr_t)x->buf};
+        memcpy(slot, hdr, sizeof(hdr));
+        obc__p2p_send_publish(r->ctx->p2p, x->peer, PX_PULL_HEADER, r->stamp);
+        x->started = x->finished = true;
+        x->done = x->nbytes;
+        return OBC_SUCCESS;
     }
     size_t hdr, len = next_len(r, x, &hdr);
     if (hdr != 0) {
@@ -208,7 +239,8 @@ static obc_result_t recv_item(struct px_run *r, struct px_unit *u, struct obc__w
     if (hdr != 0) {
         uint64_t total;
         memcpy(&total, slot, sizeof(total));
-        if (total != x->nbytes) {
+        if (total != x->nbytes) { /* a pulled message's length too: it is larger */
+            total &= ~PX_PULL_BIT;
             return mismatch(r, x->peer, got, stamp, &total, x->nbytes);
         }
     }
@@ -223,13 +255,93 @@ static obc_result_t recv_item(struct px_run *r, struct px_unit *u, struct obc__w
     return OBC_SUCCESS;
 }
 
+/* The one item of a pulled message: check it, release it, read the bytes
+ * from the sender's buffer, and owe the sender an ack. */
+static obc_result_t pull_item(struct px_run *r, struct px_unit *u, struct obc__wait *w,
+                              bool *transport)
+{
+    struct px_xfer *x = &u->recv;
+    size_t got = 0;
+    uint64_t stamp = 0, hdr[2] = {0, 0};
+    const unsigned char *slot = obc__p2p_recv_peek(r->ctx->p2p, x->peer, &got, &stamp, w);
+    *transport = slot == NULL;
+    if (slot == NULL) {
+        w->peer = x->peer;
+        return OBC_IN_PROGRESS;
+    }
+    if (stamp != r->stamp || got < PX_HEADER) {
+        return mismatch(r, x->peer, got, stamp, NULL, x->nbytes);
+    }
+    memcpy(hdr, slot, got < sizeof(hdr) ? got : sizeof(hdr));
+    if (hdr[0] != ((uint64_t)x->nbytes | PX_PULL_BIT)) {
+        uint64_t total = hdr[0] & ~PX_PULL_BIT;
+        return mismatch(r, x->peer, got, stamp, &total, x->nbytes);
+    }
+    if (got != PX_PULL_HEADER) {
+        return mismatch(r, x->peer, got, stamp, NULL, x->nbytes);
+    }
+    obc__p2p_recv_release(r->ctx->p2p, x->peer);
+    obc_result_t res = obc__arena_peer_read(r->ctx->arena, x->peer, x->buf,
+                                            (const void *)(uintptr_t)hdr[1], x->nbytes);
+    if (res != OBC_SUCCESS) {
+        return res;
+    }
+    x->started = x->finished = true;
+    x->done = x->nbytes;
+    u->ack_owed = true;
+    return OBC_SUCCESS;
+}
+
+/* This rank read the message of recv's sender: tell it, after this rank's
+ * own message to it (send_item moved its items first). */
+static obc_result_t send_ack(struct px_run *r, struct px_unit *u, struct obc__wait *w)
+{
+    unsigned char *slot = obc__p2p_send_acquire(r->ctx->p2p, u->recv.peer, w);
+    if (slot == NULL) {
+        w->peer = u->recv.peer;
+        return OBC_IN_PROGRESS;
+    }
+    uint64_t ack = PX_ACK;
+    memcpy(slot, &ack, sizeof(ack));
+    obc__p2p_send_publish(r->ctx->p2p, u->recv.peer, sizeof(ack), r->stamp);
+    u->ack_owed = false;
+    return OBC_SUCCESS;
+}
+
+/* send's receiver read it: its ack follows the receiver's own message. */
+static obc_result_t recv_ack(struct px_run *r, struct px_unit *u, struct obc__wait *w)
+{
+    size_t got = 0;
+    uint64_t stamp = 0, ack = 0;
+    int peer = u->send.peer;
+    const unsigned char *slot = obc__p2p_recv_peek(r->ctx->p2p, peer, &got, &stamp, w);
+    if (slot == NULL) {
+        w->peer = peer;
+        return OBC_IN_PROGRESS;
+    }
+    if (got == sizeof(ack)) {
+        memcpy(&ack, slot, sizeof(ack));
+    }
+    if (stamp != r->stamp || ack != PX_ACK) {
+        return mismatch(r, peer, got, stamp, NULL, u->send.nbytes);
+    }
+    obc__p2p_recv_release(r->ctx->p2p, peer);
+    u->ack_due = false;
+    return OBC_SUCCESS;
+}
+
+static bool unit_busy(const struct px_unit *x)
+{
+    return !(x->send.finished && x->recv.finished) || x->ack_owed || x->ack_due;
+}
+
 /* Admit units while the window has room; a local copy finishes at once. */
 static void admit(struct px_run *r)
 {
     while (r->next < r->nunits && r->next < r->first + r->inflight) {
         int i = r->next % r->inflight;
         describe(r, r->next, &r->active[i]);
-        r->busy[i] = !(r->active[i].send.finished && r->active[i].recv.finished);
+        r->busy[i] = unit_busy(&r->active[i]);
         r->next++;
     }
 }
@@ -267,18 +379,21 @@ obc_result_t px_step(void *state, struct obc__wait *w)
             if (!r->busy[i]) {
                 continue;
             }
-            if (!x->send.finished) {
+            if (!x->send.finished || x->ack_owed) {
                 tmp = (struct obc__wait){.peer = -1};
-                obc_result_t res = send_item(r, &x->send, &tmp);
+                obc_result_t res =
+                    !x->send.finished ? send_item(r, &x->send, &tmp) : send_ack(r, x, &tmp);
                 moved |= res == OBC_SUCCESS;
                 if (res == OBC_IN_PROGRESS) { /* sends after receives */
                     blocked[PX_MAX_INFLIGHT + nsend++] = tmp;
                 }
             }
-            if (!x->recv.finished) {
-                bool transport;
+            if (!x->recv.finished || (x->ack_due && x->send.finished)) {
+                bool transport = true;
                 tmp = (struct obc__wait){.peer = -1};
-                obc_result_t res = recv_item(r, x, &tmp, &transport);
+                obc_result_t res = x->recv.finished ? recv_ack(r, x, &tmp)
+                    : x->recv.pulled                ? pull_item(r, x, &tmp, &transport)
+                                                    : recv_item(r, x, &tmp, &transport);
                 if (res != OBC_SUCCESS && res != OBC_IN_PROGRESS) {
                     return res;
                 }
@@ -287,7 +402,7 @@ obc_result_t px_step(void *state, struct obc__wait *w)
                     blocked[nrecv++] = tmp;
                 }
             }
-            r->busy[i] = !(x->send.finished && x->recv.finished);
+            r->busy[i] = unit_busy(x);
         }
         int was = r->first;
         while (r->first < r->next && !r->busy[r->first % r->inflight]) {

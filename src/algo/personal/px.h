@@ -16,6 +16,18 @@
  * the sender and both counts, and a message of 0 bytes is still one item
  * (a count that is 0 on one side only cannot leave an item behind or a
  * receiver waiting). Every item carries the op's stamp.
+ *
+ * Pulled messages (alltoallv, allgatherv; plan.pull_min_bytes): a message
+ * of at least that many bytes to a rank of this host moves single copy.
+ * Both ends know its size (the sender's count, the receiver's), so both
+ * choose alike. Its one item is a 16-byte header: the length with
+ * PX_PULL_BIT set, and the address of the sender's bytes; the receiver
+ * reads them with process_vm_readv, then sends the sender an ack item,
+ * after its own message to that sender. The sender's message is done at
+ * the ack, after the receiver's message on the same channel, so its
+ * buffer stays untouched until the receiver has read it. A count that
+ * differs between the two ends still fails at the header (the lengths
+ * differ).
  */
 #ifndef OBC_ALGO_PX_H
 #define OBC_ALGO_PX_H
@@ -37,12 +49,15 @@ struct px_xfer {
     size_t done; /* payload bytes moved */
     int peer; /* -1: no message in this direction */
     bool started; /* the first item (with the header) has moved */
-    bool finished;
+    bool finished; /* every item has moved (a pulled send: its header) */
+    bool pulled; /* read by the receiver from the sender's buffer (px.h) */
 };
 
 struct px_unit {
     struct px_xfer send, recv;
     bool trails; /* in place: receive only bytes already sent (same region) */
+    bool ack_owed; /* this rank pulled recv's message: an ack goes to its sender */
+    bool ack_due; /* send was pulled: its receiver's ack follows recv's message */
 };
 
 struct px_run {
@@ -60,6 +75,7 @@ struct px_run {
     bool pairwise; /* a pairwise exchange (not a root serving its peers) */
     unsigned turn; /* which blocked word the next turn sleeps on */
     int64_t turn_ns; /* the next turn's length */
+    size_t pull_min; /* plan.pull_min_bytes */
 };
 
 /* init() of every personal algorithm: the units follow from args. */
