@@ -165,6 +165,10 @@ extern const struct perf_op perf_op_reduce_scatter;
 /* perf_ops_p2p.c */
 extern const struct perf_op perf_op_sendrecv;
 /* perf_ops_personal.c */
+/* The pattern of the block that src sends to dst in iteration iter. */
+uint64_t perf_block_seed(const struct perf_ctx *ctx, uint64_t iter, int src, int dst);
+/* busbw = algbw x (n-1)/n, for the gathers, scatter and the alltoalls. */
+double perf_busbw_personal(int nranks);
 extern const struct perf_op perf_op_gather;
 extern const struct perf_op perf_op_scatter;
 extern const struct perf_op perf_op_alltoall;

@@ -32,17 +32,6 @@ static size_t units_of(int src, int dst)
     return (size_t)((src + 2 * dst) % 3 + 1);
 }
 
-static uint64_t seed(const struct perf_ctx *ctx, uint64_t iter, int src, int dst)
-{
-    uint64_t n = (uint64_t)ctx->nranks;
-    return (iter * n + (uint64_t)src) * n + (uint64_t)dst;
-}
-
-static double busbw_factor(int nranks)
-{
-    return nranks > 0 ? (double)(nranks - 1) / nranks : 0.0;
-}
-
 /* The unit of a requested size: half of bytes / nranks, at least one element. */
 static size_t unit_of(const struct perf_ctx *ctx, size_t want_bytes, size_t *count)
 {
@@ -92,9 +81,9 @@ static void alltoallv_fill(struct perf_ctx *ctx, uint64_t iter)
     size_t es = ctx->dsize;
     for (int p = 0; p < ctx->nranks; p++) {
         perf_data_fill(ctx->sendbuf + arr(ctx, SDISPLS)[p] * es, arr(ctx, SENDCOUNTS)[p] * es,
-                       seed(ctx, iter, ctx->rank, p), false);
+                       perf_block_seed(ctx, iter, ctx->rank, p), false);
         perf_data_fill(ctx->recvbuf + arr(ctx, RDISPLS)[p] * es, arr(ctx, RECVCOUNTS)[p] * es,
-                       seed(ctx, iter, p, ctx->rank), true);
+                       perf_block_seed(ctx, iter, p, ctx->rank), true);
     }
 }
 
@@ -116,10 +105,12 @@ static uint64_t alltoallv_check(const struct perf_ctx *ctx, uint64_t iter)
     size_t es = ctx->dsize;
     uint64_t wrong = 0;
     for (int p = 0; p < ctx->nranks; p++) {
-        wrong += perf_data_wrong(ctx->recvbuf + arr(ctx, RDISPLS)[p] * es,
-                                 arr(ctx, RECVCOUNTS)[p] * es, seed(ctx, iter, p, ctx->rank));
-        wrong += perf_data_wrong(ctx->sendbuf + arr(ctx, SDISPLS)[p] * es,
-                                 arr(ctx, SENDCOUNTS)[p] * es, seed(ctx, iter, ctx->rank, p));
+        wrong +=
+            perf_data_wrong(ctx->recvbuf + arr(ctx, RDISPLS)[p] * es, arr(ctx, RECVCOUNTS)[p] * es,
+                            perf_block_seed(ctx, iter, p, ctx->rank));
+        wrong +=
+            perf_data_wrong(ctx->sendbuf + arr(ctx, SDISPLS)[p] * es, arr(ctx, SENDCOUNTS)[p] * es,
+                            perf_block_seed(ctx, iter, ctx->rank, p));
     }
     return wrong;
 }
@@ -139,7 +130,7 @@ const struct perf_op perf_op_alltoallv = {
     .has_data = true,
     .wrong_unit = "bytes",
     .default_dtype = OBC_FLOAT32,
-    .busbw_factor = busbw_factor,
+    .busbw_factor = perf_busbw_personal,
     .setup = alltoallv_setup,
     .shape = alltoallv_shape,
     .fill = alltoallv_fill,

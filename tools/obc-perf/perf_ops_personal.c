@@ -18,13 +18,12 @@
 
 #include "perf.h"
 
-static double busbw_factor_personal(int nranks)
+double perf_busbw_personal(int nranks)
 {
     return nranks > 0 ? (double)(nranks - 1) / nranks : 0.0;
 }
 
-/* The pattern of the block that src sends to dst in iteration iter. */
-static uint64_t seed(const struct perf_ctx *ctx, uint64_t iter, int src, int dst)
+uint64_t perf_block_seed(const struct perf_ctx *ctx, uint64_t iter, int src, int dst)
 {
     uint64_t n = (uint64_t)ctx->nranks;
     return (iter * n + (uint64_t)src) * n + (uint64_t)dst;
@@ -95,14 +94,15 @@ static void gather_fill(struct perf_ctx *ctx, uint64_t iter)
     int root = ctx->opts->root;
     size_t b = blk(ctx);
     if (ctx->sendbuf != ctx->recvbuf) {
-        perf_data_fill(ctx->sendbuf, b, seed(ctx, iter, ctx->rank, root), false);
+        perf_data_fill(ctx->sendbuf, b, perf_block_seed(ctx, iter, ctx->rank, root), false);
     }
     if (!is_root(ctx)) {
         return;
     }
     for (int r = 0; r < ctx->nranks; r++) {
         bool input = r == root && ctx->sendbuf == ctx->recvbuf;
-        perf_data_fill(ctx->recvbuf + (size_t)r * b, b, seed(ctx, iter, r, root), !input);
+        perf_data_fill(ctx->recvbuf + (size_t)r * b, b, perf_block_seed(ctx, iter, r, root),
+                       !input);
     }
 }
 
@@ -124,11 +124,12 @@ static uint64_t gather_check(const struct perf_ctx *ctx, uint64_t iter)
     size_t b = blk(ctx);
     uint64_t wrong = 0;
     if (ctx->sendbuf != ctx->recvbuf) {
-        wrong += perf_data_wrong(ctx->sendbuf, b, seed(ctx, iter, ctx->rank, root));
+        wrong += perf_data_wrong(ctx->sendbuf, b, perf_block_seed(ctx, iter, ctx->rank, root));
     }
     if (is_root(ctx)) {
         for (int r = 0; r < ctx->nranks; r++) {
-            wrong += perf_data_wrong(ctx->recvbuf + (size_t)r * b, b, seed(ctx, iter, r, root));
+            wrong += perf_data_wrong(ctx->recvbuf + (size_t)r * b, b,
+                                     perf_block_seed(ctx, iter, r, root));
         }
     }
     return wrong;
@@ -142,7 +143,7 @@ const struct perf_op perf_op_gather = {
     .out_on_root_only = true,
     .wrong_unit = "bytes",
     .default_dtype = OBC_FLOAT32,
-    .busbw_factor = busbw_factor_personal,
+    .busbw_factor = perf_busbw_personal,
     .setup = gather_setup,
     .shape = gather_shape,
     .fill = gather_fill,
@@ -181,11 +182,12 @@ static void scatter_fill(struct perf_ctx *ctx, uint64_t iter)
     size_t b = blk(ctx);
     if (is_root(ctx)) {
         for (int r = 0; r < ctx->nranks; r++) {
-            perf_data_fill(ctx->sendbuf + (size_t)r * b, b, seed(ctx, iter, root, r), false);
+            perf_data_fill(ctx->sendbuf + (size_t)r * b, b, perf_block_seed(ctx, iter, root, r),
+                           false);
         }
     }
     if (ctx->recvbuf != ctx->sendbuf) {
-        perf_data_fill(ctx->recvbuf, b, seed(ctx, iter, root, ctx->rank), true);
+        perf_data_fill(ctx->recvbuf, b, perf_block_seed(ctx, iter, root, ctx->rank), true);
     }
 }
 
@@ -208,11 +210,12 @@ static uint64_t scatter_check(const struct perf_ctx *ctx, uint64_t iter)
     uint64_t wrong = 0;
     if (is_root(ctx)) {
         for (int r = 0; r < ctx->nranks; r++) {
-            wrong += perf_data_wrong(ctx->sendbuf + (size_t)r * b, b, seed(ctx, iter, root, r));
+            wrong += perf_data_wrong(ctx->sendbuf + (size_t)r * b, b,
+                                     perf_block_seed(ctx, iter, root, r));
         }
     }
     if (ctx->recvbuf != ctx->sendbuf) {
-        wrong += perf_data_wrong(ctx->recvbuf, b, seed(ctx, iter, root, ctx->rank));
+        wrong += perf_data_wrong(ctx->recvbuf, b, perf_block_seed(ctx, iter, root, ctx->rank));
     }
     return wrong;
 }
@@ -224,7 +227,7 @@ const struct perf_op perf_op_scatter = {
     .has_data = true,
     .wrong_unit = "bytes",
     .default_dtype = OBC_FLOAT32,
-    .busbw_factor = busbw_factor_personal,
+    .busbw_factor = perf_busbw_personal,
     .setup = scatter_setup,
     .shape = scatter_shape,
     .fill = scatter_fill,
@@ -256,9 +259,11 @@ static void alltoall_fill(struct perf_ctx *ctx, uint64_t iter)
     size_t b = blk(ctx);
     bool in_place = ctx->sendbuf == ctx->recvbuf;
     for (int j = 0; j < ctx->nranks; j++) {
-        perf_data_fill(ctx->sendbuf + (size_t)j * b, b, seed(ctx, iter, ctx->rank, j), false);
+        perf_data_fill(ctx->sendbuf + (size_t)j * b, b, perf_block_seed(ctx, iter, ctx->rank, j),
+                       false);
         if (!in_place) {
-            perf_data_fill(ctx->recvbuf + (size_t)j * b, b, seed(ctx, iter, j, ctx->rank), true);
+            perf_data_fill(ctx->recvbuf + (size_t)j * b, b,
+                           perf_block_seed(ctx, iter, j, ctx->rank), true);
         }
     }
 }
@@ -279,10 +284,11 @@ static uint64_t alltoall_check(const struct perf_ctx *ctx, uint64_t iter)
     size_t b = blk(ctx);
     uint64_t wrong = 0;
     for (int j = 0; j < ctx->nranks; j++) {
-        wrong += perf_data_wrong(ctx->recvbuf + (size_t)j * b, b, seed(ctx, iter, j, ctx->rank));
+        wrong += perf_data_wrong(ctx->recvbuf + (size_t)j * b, b,
+                                 perf_block_seed(ctx, iter, j, ctx->rank));
         if (ctx->sendbuf != ctx->recvbuf) {
-            wrong +=
-                perf_data_wrong(ctx->sendbuf + (size_t)j * b, b, seed(ctx, iter, ctx->rank, j));
+            wrong += perf_data_wrong(ctx->sendbuf + (size_t)j * b, b,
+                                     perf_block_seed(ctx, iter, ctx->rank, j));
         }
     }
     return wrong;
@@ -294,7 +300,7 @@ const struct perf_op perf_op_alltoall = {
     .has_data = true,
     .wrong_unit = "bytes",
     .default_dtype = OBC_FLOAT32,
-    .busbw_factor = busbw_factor_personal,
+    .busbw_factor = perf_busbw_personal,
     .setup = alltoall_setup,
     .shape = alltoall_shape,
     .fill = alltoall_fill,

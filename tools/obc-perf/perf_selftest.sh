@@ -74,6 +74,10 @@ for op in gather scatter alltoall; do
     run "$op float16 root 2" 3 -- -o "$op" -d float16 -r 2
     run "$op int8 in place async" 3 -- -o "$op" -d int8 -i 1 -a 1 -r 1
 done
+# alltoallv (no in-place form): through the channels, and with every block
+# read single copy (the limit at 1 byte)
+run "alltoallv float16" 3 -- -o alltoallv -d float16
+run "alltoallv int8 async, single copy" 3 OBC_ALLTOALL_CMA_MIN_BYTES=1 -- -o alltoallv -d int8 -a 1
 
 # Each algorithm the library accepts in OBC_ALGO, once, and the label it gives.
 for spec in allreduce=shm allreduce=ring allreduce=recdbl allreduce=hier reduce=shm reduce=ring \
@@ -90,7 +94,7 @@ done
 # The checker itself: -X damages one output byte per call; obc-perf exits 0
 # only if exactly that many wrong bytes or elements were counted, so the
 # wrong column is non-zero here and run() must not look at it.
-for op in allreduce reduce allgather reduce_scatter gather scatter alltoall; do
+for op in allreduce reduce allgather reduce_scatter gather scatter alltoall alltoallv; do
     nrun=$((nrun + 1))
     "$OBCRUN" -n 3 --timeout $((60 * MULT)) "$PERF" -o "$op" -d int8 -b 64 -e 4K -f 8 -w 1 -m 2 \
         -n 2 -t 0.01 -r 1 -X >"$OUT" 2>"$OUT.err"
