@@ -39,6 +39,7 @@ FACTORS = {
     "gather": ("(n-1)/n", lambda n: (n - 1) / n),
     "scatter": ("(n-1)/n", lambda n: (n - 1) / n),
     "alltoall": ("(n-1)/n", lambda n: (n - 1) / n),
+    "alltoallv": ("(n-1)/n", lambda n: (n - 1) / n),  # of its nominal bytes
 }
 
 

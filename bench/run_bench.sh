@@ -15,7 +15,7 @@
 #
 # Usage: bench/run_bench.sh [options]
 #   -O OP           collective: broadcast allreduce reduce allgather reduce_scatter
-#                   gather scatter alltoall sendrecv (default broadcast); writes
+#                   gather scatter alltoall alltoallv sendrecv (default broadcast); writes
 #                   OP_{maxrank,span}.{csv,png,md}
 #                   sendrecv: a ping-pong of rank 0 and the last rank, usec = round trip,
 #                   busbw = one-way bandwidth; its MPI anchor (anchors/mpi_pingpong.c)
@@ -24,8 +24,8 @@
 #   -i "LIST"       what to run (default "memcpy memcpy_nt latency openmpi mpich gloo obc"):
 #                     memcpy memcpy_nt latency     reference rows (once, both metrics)
 #                     openmpi openmpi_yield mpich gloo   anchors (gloo has no
-#                                   reduce_scatter: skipped with a warning; its
-#                                   alltoall is all_to_all_single)
+#                                   reduce_scatter or alltoallv here: skipped with
+#                                   a warning; its alltoall is all_to_all_single)
 #                     obc           obc-perf -o OP, out of place (label obc)
 #                     obc_inplace   in place (label obc_inplace)
 #                     obc_async     obc_i<OP> + obc_wait (label obc_async)
@@ -118,7 +118,7 @@ while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:U:Iqh" opt; do
 done
 
 case $OP in
-broadcast | allreduce | reduce | allgather | reduce_scatter | gather | scatter | alltoall | sendrecv) ;;
+broadcast | allreduce | reduce | allgather | reduce_scatter | gather | scatter | alltoall | alltoallv | sendrecv) ;;
 *) echo "run_bench.sh: unknown collective '$OP' (-O)" >&2; exit 2 ;;
 esac
 [[ $BUSY =~ ^[0-9]+$ ]] || { echo "run_bench.sh: --busy wants a count, not '$BUSY'" >&2; exit 2; }
@@ -281,8 +281,8 @@ run_coll_anchor() {
         ;;
     mpich) cmd=("$RUN_MPICH" -np "$np" "$CBUILD/$bench.mpich" -i mpich) ;;
     gloo)
-        if [[ $OP == reduce_scatter ]]; then
-            log "warning: gloo has no reduce_scatter; skipped"
+        if [[ $OP == reduce_scatter || $OP == alltoallv ]]; then
+            log "warning: the gloo anchor has no $OP; skipped"
             return 0
         fi
         cmd=("$PY" "$HERE/anchors/gloo_coll_bench.py" --np "$np" --impl gloo)
@@ -359,6 +359,7 @@ allreduce) bus="busbw = algbw x 2(n-1)/n" ;;
 allgather | reduce_scatter) bus="bytes = the whole gathered buffer, busbw = algbw x (n-1)/n" ;;
 gather | scatter) bus="bytes = the root's whole buffer, busbw = algbw x (n-1)/n" ;;
 alltoall) bus="bytes = one rank's whole send buffer (bytes/NP to each peer), busbw = algbw x (n-1)/n" ;;
+alltoallv) bus="bytes = one rank's nominal send buffer (blocks of 1-3 half-blocks of bytes/NP), busbw = algbw x (n-1)/n" ;;
 *) bus="busbw = algbw" ;;
 esac
 Title=${OP^}
