@@ -9,12 +9,13 @@
 # collective and size the median of each implementation's runs (min-max in brackets).
 # Broadcast's anchor is mpi_bcast_bench (MPI_Bcast, in place): compare it with `-x "-i 1"`.
 # Usage: bench/ab_libs.sh -O COMMIT -o "alltoall" [-n NP] [-b 4K] [-e 1M] [-t 1] [-R 3] [-B 2]
-#        [-x "more obc-perf options"]
+#        [-x "more obc-perf options"] [-A OFF[,STEP]]
+# -A places every program's buffers OFF + rank*STEP bytes past a page boundary (obc-perf's -A).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
-OLD="" OPS="" NP=2 MINB=4K MAXB=1M BUDGET=1 ROUNDS=3 BUSY_ROUNDS=2 EXTRA=""
-while getopts "O:o:n:b:e:t:R:B:x:" opt; do
+OLD="" OPS="" NP=2 MINB=4K MAXB=1M BUDGET=1 ROUNDS=3 BUSY_ROUNDS=2 EXTRA="" OFFSET=0
+while getopts "O:o:n:b:e:t:R:B:x:A:" opt; do
     case $opt in
     O) OLD=$OPTARG ;;
     o) OPS=$OPTARG ;;
@@ -25,11 +26,12 @@ while getopts "O:o:n:b:e:t:R:B:x:" opt; do
     R) ROUNDS=$OPTARG ;;
     B) BUSY_ROUNDS=$OPTARG ;;
     x) EXTRA=$OPTARG ;;
-    *) sed -n '3,13p' "$0" >&2; exit 2 ;;
+    A) OFFSET=$OPTARG ;;
+    *) sed -n '3,14p' "$0" >&2; exit 2 ;;
     esac
 done
 if [ -z "$OLD" ] || [ -z "$OPS" ]; then
-    sed -n '3,13p' "$0" >&2
+    sed -n '3,14p' "$0" >&2
     exit 2
 fi
 OLD_LIB=$("$HERE/old_lib.sh" "$OLD") || exit 1
@@ -38,7 +40,7 @@ ANCH=${OBC_ANCHORS_BUILD:-/tmp/obc-anchors-build}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 oversub=()
 [ "$NP" -gt "$(nproc)" ] && oversub=(--oversubscribe)
-sizes=(-b "$MINB" -e "$MAXB" -f 2 -t "$BUDGET")
+sizes=(-b "$MINB" -e "$MAXB" -f 2 -t "$BUDGET" -A "$OFFSET")
 # obcrun's environment reaches the ranks; LD_LIBRARY_PATH beats obc-perf's RUNPATH
 # shellcheck disable=SC2086 # EXTRA is a list of options
 obc() { env "$@" "$BUILD/bin/obcrun" -n "$NP" "$BUILD/bin/obc-perf" -o "$op" "${sizes[@]}" $EXTRA --csv | cut -d, -f3,4 | tr '\n' ' '; }
@@ -57,7 +59,7 @@ round() {
     done
 }
 runs() {
-    echo "# $(date -u +%FT%TZ) np=$NP old=$OLD new=$(git -C "$TOP" rev-parse --short HEAD) obc-perf options: ${EXTRA:-none} (size,usec ...)"
+    echo "# $(date -u +%FT%TZ) np=$NP old=$OLD new=$(git -C "$TOP" rev-parse --short HEAD) obc-perf options: ${EXTRA:-none} -A $OFFSET (size,usec ...)"
     for ((r = 1; r <= ROUNDS; r++)); do round "idle r$r"; done
     if [ "$BUSY_ROUNDS" -gt 0 ]; then
         yes >/dev/null &

@@ -73,6 +73,7 @@ struct opts {
     size_t minb, maxb;
     double factor;
     int root, warmup, maxit, minit, check, header, verbose, inject, span;
+    int offset, offset_step; /* -A OFF[,STEP]: as obc-perf's -A */
     double budget;
 };
 
@@ -113,7 +114,7 @@ static void usage_abort(int rank)
         fprintf(stderr,
                 "usage: mpi_bcast_bench [-i IMPL] [-b MIN] [-e MAX] [-f FACTOR] "
                 "[-r ROOT] [-w WARMUP] [-n MAXIT] [-m MINIT] [-t SECONDS] "
-                "[-c 0|1] [-H] [-v] [-X] [-S]\n");
+                "[-c 0|1] [-A OFF[,STEP]] [-H] [-v] [-X] [-S]\n");
     MPI_Finalize();
     exit(2);
 }
@@ -175,11 +176,16 @@ static void parse_opts(int argc, char **argv, struct opts *o, int rank)
             o->budget = atof(v);
         else if (!strcmp(a, "-c"))
             o->check = atoi(v);
-        else
+        else if (!strcmp(a, "-A")) {
+            const char *comma = strchr(v, ',');
+            o->offset = atoi(v);
+            o->offset_step = comma != NULL ? atoi(comma + 1) : 0;
+        } else
             usage_abort(rank);
     }
     if (o->factor <= 1.0 || o->minb < 1 || o->maxb < o->minb || o->warmup < 1 || o->minit < 1 ||
-        o->maxit < o->minit || o->maxb > (size_t)INT32_MAX)
+        o->maxit < o->minit || o->maxb > (size_t)INT32_MAX || o->offset < 0 || o->offset > 4095 ||
+        o->offset_step < 0 || o->offset_step > 4095)
         usage_abort(rank);
 }
 
@@ -301,12 +307,15 @@ int main(int argc, char **argv)
         printf("impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong\n");
     fflush(stdout);
 
+    /* Page-aligned, or -A's bytes past a page boundary (as obc-perf's -A). */
+    size_t offset = (size_t)(o.offset + (long)rank * o.offset_step) % 4096;
     unsigned char *buf = NULL;
-    if (posix_memalign((void **)&buf, 4096, o.maxb) != 0) {
+    if (posix_memalign((void **)&buf, 4096, o.maxb + offset) != 0) {
         fprintf(stderr, "rank %d: cannot allocate %zu bytes\n", rank, o.maxb);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    memset(buf, 0, o.maxb); /* fault pages in before any timing */
+    memset(buf, 0, o.maxb + offset); /* fault pages in before any timing */
+    buf += offset;
 
     double *times = malloc(sizeof(double) * (size_t)o.maxit);
     double *spans = malloc(sizeof(double) * (size_t)o.maxit);
@@ -374,7 +383,7 @@ int main(int argc, char **argv)
 
     free(times);
     free(spans);
-    free(buf);
+    free(buf - offset);
     MPI_Finalize();
     return 0;
 }

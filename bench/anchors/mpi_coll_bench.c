@@ -87,6 +87,7 @@ struct opts {
     size_t minb, maxb;
     double factor, budget;
     int root, warmup, maxit, minit, check, header, verbose, span, inject;
+    int offset, offset_step; /* -A OFF[,STEP]: as obc-perf's -A */
 };
 
 /* The communicator-wide facts every helper needs. */
@@ -109,7 +110,7 @@ static void usage_exit(int rank)
         fprintf(stderr,
                 "usage: mpi_coll_bench [-i IMPL] [-o COLL] [-d TYPE] [--op OP] [-b MIN] "
                 "[-e MAX] [-f F] [-r ROOT] [-w N] [-n MAXIT] [-m MINIT] [-t SEC] "
-                "[-c 0|1] [-H] [-v] [-S] [-X]\n");
+                "[-c 0|1] [-A OFF[,STEP]] [-H] [-v] [-S] [-X]\n");
     }
     MPI_Finalize();
     exit(2);
@@ -180,6 +181,12 @@ static int apply_opt(struct opts *o, const char *a, const char *v)
         o->minit = atoi(v);
     } else if (strcmp(a, "-c") == 0) {
         o->check = atoi(v);
+    } else if (strcmp(a, "-A") == 0) {
+        const char *comma = strchr(v, ',');
+        o->offset = atoi(v);
+        o->offset_step = comma != NULL ? atoi(comma + 1) : 0;
+        k = o->offset >= 0 && o->offset < 4096 && o->offset_step >= 0 && o->offset_step < 4096 ? 0
+                                                                                               : -1;
     } else {
         return -1;
     }
@@ -725,15 +732,17 @@ static void bench_size(const struct job *j, uint64_t *it, double *times, double 
     fflush(stdout);
 }
 
-static unsigned char *alloc_touched(size_t n, int rank)
+/* Page-aligned, or `offset` bytes past a page boundary (-A: obc-perf's
+ * buffers at the same addresses, so both meet the same copy costs). */
+static unsigned char *alloc_touched(size_t n, int rank, size_t offset)
 {
     void *p = NULL;
-    if (posix_memalign(&p, 4096, n) != 0) {
+    if (posix_memalign(&p, 4096, n + offset) != 0) {
         fprintf(stderr, "rank %d: cannot allocate %zu bytes\n", rank, n);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    memset(p, 0, n); /* fault the pages in before any timing */
-    return p;
+    memset(p, 0, n + offset); /* fault the pages in before any timing */
+    return (unsigned char *)p + offset;
 }
 
 int main(int argc, char **argv)
@@ -770,8 +779,9 @@ int main(int argc, char **argv)
     shape(&j, o.maxb);
     /* alltoallv: blocks of up to 3 units, a unit at most a nominal block */
     size_t room = o.coll == COLL_ALLTOALLV ? 3 * j.nbytes : j.nbytes;
-    j.send = alloc_touched(room, j.rank);
-    j.recv = alloc_touched(room, j.rank);
+    size_t offset = (size_t)(o.offset + (long)j.rank * o.offset_step) % 4096;
+    j.send = alloc_touched(room, j.rank, offset);
+    j.recv = alloc_touched(room, j.rank, offset);
     double *times = malloc(sizeof(double) * (size_t)o.maxit);
     double *spans = malloc(sizeof(double) * (size_t)o.maxit);
     uint64_t it = 0;
@@ -789,8 +799,8 @@ int main(int argc, char **argv)
     }
     free(times);
     free(spans);
-    free(j.send);
-    free(j.recv);
+    free(j.send - offset);
+    free(j.recv - offset);
     free(j.sc);
     MPI_Finalize();
     return 0;

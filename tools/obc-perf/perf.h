@@ -39,6 +39,7 @@ struct perf_opts {
     bool in_place; /* -i */
     bool async; /* -a: obc_i* + obc_wait */
     bool shared; /* -M: buffers from obc_mem_alloc */
+    int offset, offset_step; /* -A OFF[,STEP]: rank r's buffers start OFF + r*STEP into a page */
     bool has_dtype; /* -d given; otherwise the op's default */
     obc_dtype_t dtype;
     bool has_redop; /* --op given; otherwise OBC_SUM */
@@ -130,6 +131,7 @@ void perf_data_fill(unsigned char *buf, size_t nbytes, uint64_t iter, bool poiso
 uint64_t perf_data_wrong(const unsigned char *buf, size_t nbytes, uint64_t iter);
 /* Buffers come from obc_mem_alloc on comm from now on (-M); NULL: malloc. */
 void perf_data_use_shared(obc_comm_t *comm);
+void perf_data_set_offset(size_t offset);
 unsigned char *perf_data_alloc(size_t nbytes);
 unsigned char *perf_data_alloc_or_exit(size_t nbytes);
 void perf_data_free(void *p);

@@ -2,7 +2,8 @@
 /*
  * perf_data.c - the data obc-perf moves: a pattern that depends on the word
  * position and on the global iteration number, its bitwise-NOT poison, and
- * the count of wrong bytes; plus the page-aligned, pre-touched buffers.
+ * the count of wrong bytes; plus the pre-touched buffers, page-aligned or
+ * a chosen number of bytes past a page boundary (-A).
  *
  * Because the pattern changes with the iteration, stale data from an
  * earlier call is caught; because it changes with the position, shifted or
@@ -80,28 +81,40 @@ uint64_t perf_data_wrong(const unsigned char *buf, size_t nbytes, uint64_t iter)
 }
 
 static obc_comm_t *shared_comm; /* -M: the communicator the buffers belong to */
+static size_t data_offset; /* -A: bytes past a page boundary where buffers start */
 
 void perf_data_use_shared(obc_comm_t *comm)
 {
     shared_comm = comm;
 }
 
-/* Page-aligned like the anchors' buffers, and written once so that page
- * faults are paid here and never inside a timed call. NULL on failure. */
+void perf_data_set_offset(size_t offset)
+{
+    data_offset = offset;
+}
+
+/* Page-aligned like the anchors' buffers (or data_offset bytes past the
+ * page boundary), and written once so that page faults are paid here and
+ * never inside a timed call. NULL on failure. */
 unsigned char *perf_data_alloc(size_t nbytes)
 {
     void *p = NULL;
-    if (shared_comm != NULL ? obc_mem_alloc(&p, nbytes == 0 ? 1 : nbytes, shared_comm) != 0
-                            : posix_memalign(&p, 4096, nbytes == 0 ? 1 : nbytes) != 0) {
+    size_t whole = nbytes + data_offset + (nbytes == 0);
+    if (shared_comm != NULL ? obc_mem_alloc(&p, whole, shared_comm) != 0
+                            : posix_memalign(&p, 4096, whole) != 0) {
         return NULL;
     }
-    memset(p, 0, nbytes);
-    return p;
+    memset(p, 0, whole);
+    return (unsigned char *)p + data_offset;
 }
 
 void perf_data_free(void *p)
 {
-    if (shared_comm != NULL && p != NULL) {
+    if (p == NULL) {
+        return;
+    }
+    p = (unsigned char *)p - data_offset;
+    if (shared_comm != NULL) {
         obc_mem_free(p, shared_comm);
     } else {
         free(p);

@@ -133,6 +133,7 @@ int main(int argc, char **argv)
     }
     ctx.rank = obc_comm_rank(ctx.comm);
     ctx.nranks = obc_comm_size(ctx.comm);
+    perf_data_set_offset((size_t)(opts.offset + (long)ctx.rank * opts.offset_step) % 4096);
     ctx.dtype = opts.has_dtype ? opts.dtype : ctx.op->default_dtype;
     ctx.dsize = obc_dtype_size(ctx.dtype);
     ctx.redop = opts.has_redop ? opts.redop : OBC_SUM;

@@ -143,6 +143,25 @@ static int parse_bool(const char *s, bool *out)
     return 0;
 }
 
+/* "OFF" or "OFF,STEP", each 0-4095. */
+static int parse_offset(const char *s, struct perf_opts *o)
+{
+    char off[32];
+    const char *comma = strchr(s, ',');
+    size_t n = comma != NULL ? (size_t)(comma - s) : strlen(s);
+    if (n >= sizeof(off)) {
+        fprintf(stderr, "obc-perf: -A wants OFF or OFF,STEP, not '%s'\n", s);
+        return -1;
+    }
+    memcpy(off, s, n);
+    off[n] = '\0';
+    o->offset_step = 0;
+    return parse_int(off, 0, 4095, &o->offset) != 0 ||
+            (comma != NULL && parse_int(comma + 1, 0, 4095, &o->offset_step) != 0)
+        ? -1
+        : 0;
+}
+
 static int parse_double(const char *s, double *out)
 {
     char *end = NULL;
@@ -177,6 +196,10 @@ void perf_opts_usage(FILE *out)
             "  -a, --async 0|1      non-blocking call + obc_wait, timed together (default 0)\n"
             "  -M, --shared 0|1     buffers from obc_mem_alloc (shared memory: a broadcast\n"
             "                       from one is copied once) (default 0)\n"
+            "  -A, --offset OFF[,STEP]  rank r's buffers start (OFF + r*STEP) mod 4096 bytes\n"
+            "                       past a page boundary: numpy's large arrays start 16\n"
+            "                       bytes in, torch's 64, a slice anywhere (default 0,0:\n"
+            "                       page-aligned, as the anchors' buffers)\n"
             "  -n, --iters N        most timed iterations per size (default 200)\n"
             "  -m, --miniters N     fewest timed iterations per size (default 5)\n"
             "  -w, --warmup N       untimed, validated iterations per size, >= 1 (default 3)\n"
@@ -213,6 +236,7 @@ static const struct option long_opts[] = {
     {"inplace", required_argument, NULL, 'i'},
     {"async", required_argument, NULL, 'a'},
     {"shared", required_argument, NULL, 'M'},
+    {"offset", required_argument, NULL, 'A'},
     {"iters", required_argument, NULL, 'n'},
     {"miniters", required_argument, NULL, 'm'},
     {"warmup", required_argument, NULL, 'w'},
@@ -269,6 +293,8 @@ static int apply_opt(int c, const char *arg, struct perf_opts *o)
         return parse_bool(arg, &o->async);
     case 'M':
         return parse_bool(arg, &o->shared);
+    case 'A':
+        return parse_offset(arg, o);
     case 'n':
         return parse_int(arg, 1, 1 << 24, &o->max_iters);
     case 'm':
@@ -329,7 +355,7 @@ int perf_opts_parse(int argc, char **argv, struct perf_opts *opts)
     set_defaults(opts);
     opterr = 1;
     for (;;) {
-        int c = getopt_long(argc, argv, "o:b:e:f:r:d:i:a:M:n:m:w:t:c:SHvXh", long_opts, NULL);
+        int c = getopt_long(argc, argv, "o:b:e:f:r:d:i:a:M:A:n:m:w:t:c:SHvXh", long_opts, NULL);
         if (c == -1) {
             break;
         }
