@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "core/copy.h"
 
 static bool self_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
@@ -28,7 +29,7 @@ static obc_result_t self_step(void *state, struct obc__wait *w)
     memcpy(&args, state, sizeof(args));
     const struct obc__seg *g = &args->segs[0];
     if (args->nbytes > 0 && g->recv != NULL && g->recv != g->send) {
-        memcpy(g->recv, g->send, args->nbytes);
+        obc__copy(g->recv, g->send, args->nbytes, 0);
     }
     return OBC_SUCCESS;
 }

@@ -25,6 +25,7 @@
  * every instruction set, and no kernel has a multiply-add to fuse.
  */
 #include "core/reduce.h"
+#include "core/copy.h"
 
 #include <assert.h>
 #include <stdatomic.h>
@@ -342,7 +343,7 @@ void obc__red_widen(void *acc, const void *in, size_t n, obc_dtype_t t)
     if (is_half(t)) {
         table()[t].widen(acc, in, n);
     } else if (acc != in) {
-        memcpy(acc, in, n * obc_dtype_size(t));
+        obc__copy(acc, in, n * obc_dtype_size(t), 0);
     }
 }
 
@@ -375,7 +376,7 @@ void obc__red_finish(void *dst, const void *acc, size_t n, obc_dtype_t t, obc_re
     } else if (is_half(t)) {
         table()[t].narrow(dst, acc, n);
     } else if (dst != acc) {
-        memcpy(dst, acc, n * obc_dtype_size(t));
+        obc__copy(dst, acc, n * obc_dtype_size(t), 0);
     }
 }
 

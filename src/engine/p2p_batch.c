@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "core/dtype.h"
+#include "core/copy.h"
 
 #define HDR_MAGIC 0x4f424350u /* "OBCP" */
 
@@ -268,7 +269,7 @@ static void send_step(struct obc__algo_ctx *ctx, struct obc__op *op, bool *moved
             it->ticket = obc__p2p_send_publish_tracked(ctx->p2p, peer, sizeof(h) + n, stamp);
             it->header = true;
         } else {
-            memcpy(slot, src + it->moved, n);
+            obc__copy(slot, src + it->moved, n, 0);
             obc__p2p_send_publish(ctx->p2p, peer, n, stamp);
         }
         it->moved += n;
@@ -348,7 +349,7 @@ static obc_result_t recv_step(struct obc__algo_ctx *ctx, struct obc__op *op, boo
             return mismatch(ctx, op, "a slot's size does not fit the message");
         }
         if (n > 0) {
-            memcpy(dst + it->moved, slot, n);
+            obc__copy(dst + it->moved, slot, n, 0);
         }
         obc__p2p_recv_release(ctx->p2p, peer);
         it->moved += n;
@@ -406,7 +407,7 @@ static obc_result_t self_match(struct obc__algo_ctx *ctx, struct obc__op *recv, 
                             obc__dtype_name(dtype), tag);
     }
     if (nbytes > 0) {
-        memcpy(recv->seg.recv, data, nbytes);
+        obc__copy(recv->seg.recv, data, nbytes, 0);
     }
     item_of(recv)->done = true;
     return OBC_SUCCESS;
@@ -479,7 +480,7 @@ static obc_result_t self_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *
         }
         *m = (struct self_msg){NULL, s->args.count, s->args.nbytes, s->args.dtype, s->args.tag};
         if (s->args.nbytes > 0) {
-            memcpy(m->data, s->seg.send, s->args.nbytes);
+            obc__copy(m->data, s->seg.send, s->args.nbytes, 0);
         }
         if (pe->self_head == NULL) {
             pe->self_head = m;

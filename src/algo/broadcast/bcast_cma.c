@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
-#include "algo/copy_kernel.h"
+#include "core/copy.h"
 #include "core/mem.h"
 
 #define PIECE_MIN (256u << 10)

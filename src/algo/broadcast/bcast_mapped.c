@@ -21,7 +21,7 @@
 
 #include <string.h>
 
-#include "algo/copy_kernel.h"
+#include "core/copy.h"
 #include "core/mem.h"
 
 /* Blocks per description: a fused group whose segments lie in more blocks

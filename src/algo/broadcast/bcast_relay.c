@@ -31,6 +31,7 @@
 
 #include "algo/p2p/p2p_msg.h"
 #include "algo/window/win_reduce.h"
+#include "core/copy.h"
 
 /* A k-nomial position has at most (radix - 1) children per digit: radix 8
  * over up to 8^10 members fits. */
@@ -175,12 +176,12 @@ static obc_result_t relay_chunk(struct relay_state *s, struct obc__wait *w)
             w->peer = child;
             return OBC_IN_PROGRESS;
         }
-        memcpy(dst, src, len);
+        obc__copy(dst, src, len, 0);
         obc__p2p_send_publish(ctx->p2p, child, len, s->stamp);
     }
     unsigned char *keep = (unsigned char *)g->recv + s->off;
     if (keep != src) {
-        memcpy(keep, src, len);
+        obc__copy(keep, src, len, 0);
     }
     if (s->parent >= 0) {
         obc__p2p_recv_release(ctx->p2p, s->parent);

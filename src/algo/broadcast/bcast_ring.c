@@ -31,7 +31,7 @@
 
 #include "algo/algo.h"
 #include "algo/broadcast/bcast_mapped.h"
-#include "algo/copy_kernel.h"
+#include "core/copy.h"
 
 struct ring_state {
     struct obc__algo_ctx *ctx;
@@ -70,7 +70,7 @@ static void cursor_copy(const struct ring_state *s, struct cursor *c, unsigned c
         }
         if (way == GATHER) {
             /* plain stores: the slot should stay in cache for the readers */
-            memcpy(slot, (const unsigned char *)g->send + c->off, k);
+            obc__copy(slot, (const unsigned char *)g->send + c->off, k, 0);
         } else if (way == SCATTER) {
             obc__copy((unsigned char *)g->recv + c->off, slot, k, s->streaming);
         } else if (g->recv != g->send) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "algo/algo.h"
+#include "core/copy.h"
 
 struct self_state {
     const struct obc__coll_args *args;
@@ -34,7 +35,7 @@ static obc_result_t bcast_self_step(void *state, struct obc__wait *w)
     for (size_t i = 0; i < s->args->nsegs; i++) {
         const struct obc__seg *g = &s->args->segs[i];
         if (g->recv != g->send && g->nbytes > 0) {
-            memcpy(g->recv, g->send, g->nbytes);
+            obc__copy(g->recv, g->send, g->nbytes, 0);
         }
     }
     return OBC_SUCCESS;

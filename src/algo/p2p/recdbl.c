@@ -22,6 +22,7 @@
 #include "algo/p2p/p2p_msg.h"
 #include "algo/p2p/recdbl.h"
 #include "core/reduce.h"
+#include "core/copy.h"
 
 enum { ST_LOAD, ST_PRE, ST_LEVELS, ST_POST = 64, ST_NEXT };
 
@@ -83,7 +84,7 @@ static obc_result_t send_chunk(struct recdbl_run *r, int m, bool final, struct o
     }
     const unsigned char *src =
         final ? (const unsigned char *)r->job.out + (r->seg + i) * r->esize : acc_at(r, i);
-    memcpy(slot, src, len * size);
+    obc__copy(slot, src, len * size, 0);
     obc__p2p_send_publish(r->ctx->p2p, rank_of(r, m), len * size, r->job.stamp);
     return OBC_SUCCESS;
 }
@@ -102,7 +103,7 @@ static obc_result_t recv_chunk(struct recdbl_run *r, int m, bool final, struct o
         return res;
     }
     if (final) {
-        memcpy((unsigned char *)j->out + (r->seg + i) * r->esize, in, len * size);
+        obc__copy((unsigned char *)j->out + (r->seg + i) * r->esize, in, len * size, 0);
     } else {
         obc_redop_t op = j->op == OBC_AVG ? OBC_SUM : j->op;
         unsigned char *mine = acc_at(r, i);
@@ -157,7 +158,7 @@ static void load(struct recdbl_run *r)
     if (r->acc_is_scratch) {
         obc__red_widen(r->acc, in, len, j->dtype);
     } else if (acc_at(r, 0) != in) {
-        memcpy(acc_at(r, 0), in, len * r->esize);
+        obc__copy(acc_at(r, 0), in, len * r->esize, 0);
     }
 }
 

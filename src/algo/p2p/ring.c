@@ -24,6 +24,7 @@
 #include "algo/p2p/p2p_msg.h"
 #include "algo/p2p/ring.h"
 #include "core/reduce.h"
+#include "core/copy.h"
 
 static int mod(int a, int n)
 {
@@ -90,7 +91,7 @@ static void ring_alone(struct ring_run *r)
     const struct ring_job *j = &r->job;
     if (!j->rs) {
         if (j->out != j->in) {
-            memcpy(j->out, j->in, j->count * r->esize);
+            obc__copy(j->out, j->in, j->count * r->esize, 0);
         }
         return;
     }
@@ -138,7 +139,7 @@ static obc_result_t rs_action(struct ring_run *r, int a, struct obc__wait *w)
             return res;
         }
         if (r->insize == r->accsize) {
-            memcpy(out, mine(r, x), len * r->accsize);
+            obc__copy(out, mine(r, x), len * r->accsize, 0);
         } else {
             obc__red_widen(out, mine(r, x), len, j->dtype);
         }
@@ -193,9 +194,9 @@ static obc_result_t ag_action(struct ring_run *r, int a, struct obc__wait *w)
             return res;
         }
         const unsigned char *src = j->rs ? out_at(r, x) : mine(r, 0);
-        memcpy(dst, src, nbytes);
+        obc__copy(dst, src, nbytes, 0);
         if (!j->rs && src != out_at(r, x)) {
-            memcpy(out_at(r, x), src, nbytes); /* allgather out of place: my own block */
+            obc__copy(out_at(r, x), src, nbytes, 0); /* allgather out of place: my own block */
         }
         obc__p2p_send_publish(r->ctx->p2p, r->next, nbytes, j->stamp);
         return OBC_SUCCESS;
@@ -209,10 +210,10 @@ static obc_result_t ag_action(struct ring_run *r, int a, struct obc__wait *w)
         if (dst == NULL) {
             return res;
         }
-        memcpy(dst, in, nbytes);
+        obc__copy(dst, in, nbytes, 0);
         obc__p2p_send_publish(r->ctx->p2p, r->next, nbytes, j->stamp);
     }
-    memcpy(out_at(r, x), in, nbytes);
+    obc__copy(out_at(r, x), in, nbytes, 0);
     obc__p2p_recv_release(r->ctx->p2p, r->prev);
     return OBC_SUCCESS;
 }

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "algo/personal/px.h"
+#include "core/copy.h"
 
 struct a2a_msg {
     uint64_t addr; /* the poster's sendbuf */
@@ -125,8 +126,8 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
         struct a2a_msg mine = {(uint64_t)(uintptr_t)g->send, blk, s->stamp, s->base};
         obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
         if (blk > 0) {
-            memcpy((char *)g->recv + (size_t)me * blk, (const char *)g->send + (size_t)me * blk,
-                   blk);
+            obc__copy((char *)g->recv + (size_t)me * blk, (const char *)g->send + (size_t)me * blk,
+                      blk, 0);
         }
         s->phase = PHASE_COPY;
     }

@@ -22,6 +22,7 @@
  * count that differs between two ranks is always seen by the receiver.
  */
 #include "algo/personal/px.h"
+#include "core/copy.h"
 
 #include <string.h>
 
@@ -59,7 +60,7 @@ static bool pulls(const struct px_run *r, int peer, size_t nbytes)
 static void copy(void *dst, const void *src, size_t nbytes)
 {
     if (nbytes > 0 && dst != src) {
-        memcpy(dst, src, nbytes);
+        obc__copy(dst, src, nbytes, 0);
     }
 }
 

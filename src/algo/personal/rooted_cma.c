@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "algo/personal/px.h"
+#include "core/copy.h"
 
 struct rooted_msg {
     uint64_t addr; /* the root's nranks-block buffer */
@@ -110,9 +111,9 @@ static void root_own_block(const struct rooted_state *s)
         return;
     }
     if (s->gather) {
-        memcpy((char *)g->recv + at, g->send, blk);
+        obc__copy((char *)g->recv + at, g->send, blk, 0);
     } else {
-        memcpy(g->recv, (const char *)g->send + at, blk);
+        obc__copy(g->recv, (const char *)g->send + at, blk, 0);
     }
 }
 

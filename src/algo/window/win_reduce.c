@@ -22,6 +22,7 @@
 
 #include "algo/window/win_reduce.h"
 #include "core/reduce.h"
+#include "core/copy.h"
 
 #define WIN_MAX_TEAM 512
 
@@ -94,13 +95,13 @@ static void post(struct win_reduce_run *r, uint32_t k)
     const unsigned char *in = j->in;
     if (!j->blocks) {
         size_t start = (size_t)k * r->chunk_elems;
-        memcpy(slot, in + start * r->esize, posted_bytes(r, k));
+        obc__copy(slot, in + start * r->esize, posted_bytes(r, k), 0);
     } else {
         size_t len = blk_len(r, k);
         for (int s = 0; s < j->team->n; s++) {
             size_t src = (size_t)s * j->count + (size_t)k * r->chunk_elems;
-            memcpy(slot + (size_t)s * r->chunk_elems * r->esize, in + src * r->esize,
-                   len * r->esize);
+            obc__copy(slot + (size_t)s * r->chunk_elems * r->esize, in + src * r->esize,
+                      len * r->esize, 0);
         }
     }
     win_stamp(r->ctx, r->base + k, r->stamp, posted_bytes(r, k));
@@ -169,8 +170,8 @@ static void consume(struct win_reduce_run *r, uint32_t k)
     for (int s = 0; s < j->team->n; s++) {
         size_t off, len;
         vec_piece(r, k, s, &off, &len);
-        memcpy((unsigned char *)j->out + off * r->outsize,
-               win_result(r->ctx, j->team->ranks[s], r->base + k), len * r->outsize);
+        obc__copy((unsigned char *)j->out + off * r->outsize,
+                  win_result(r->ctx, j->team->ranks[s], r->base + k), len * r->outsize, 0);
     }
 }
 
@@ -289,7 +290,7 @@ static obc_result_t gather_copy(struct win_gather_run *r, uint32_t k, int s)
     const unsigned char *src = s == j->team->me ? (const unsigned char *)j->in + start
                                                 : win_input(r->ctx, j->team->ranks[s], r->base + k);
     if (dst != src) {
-        memcpy(dst, src, gather_len(r, k));
+        obc__copy(dst, src, gather_len(r, k), 0);
     }
     return OBC_SUCCESS;
 }
@@ -307,9 +308,9 @@ obc_result_t win_gather_step(void *state, struct obc__wait *w)
                 }
                 break;
             }
-            memcpy(win_input(ctx, ctx->rank, r->base + r->posted),
-                   (const unsigned char *)j->in + (size_t)r->posted * r->chunk_bytes,
-                   gather_len(r, r->posted));
+            obc__copy(win_input(ctx, ctx->rank, r->base + r->posted),
+                      (const unsigned char *)j->in + (size_t)r->posted * r->chunk_bytes,
+                      gather_len(r, r->posted), 0);
             win_stamp(ctx, r->base + r->posted, r->stamp, gather_len(r, r->posted));
             win_set(ctx, WIN_POSTED, r->base + r->posted);
             r->posted++;
