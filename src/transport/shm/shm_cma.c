@@ -7,8 +7,10 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/copy.h"
 #include "core/log.h"
 #include "platform/platform.h"
 #include "transport/shm/shm_arena.h"
@@ -60,18 +62,67 @@ static obc_result_t cma_failed(struct obc__arena *a, int peer, const char *what,
  * within one piece of a large copy (8 MiB: a few milliseconds). */
 #define PEER_PIECE (8u << 20)
 
+static int vm_copy(pid_t pid, char *local, char *remote, size_t nbytes, bool write)
+{
+    return write ? obc__vm_write(pid, local, remote, nbytes)
+                 : obc__vm_read(pid, local, remote, nbytes);
+}
+
+/*
+ * The kernel copies with `rep movsb`, which on some CPUs runs 3-4x slower
+ * when the destination lies just after the source modulo 4 KiB (core/copy.c;
+ * here, 64 KiB read at 2.4 against 10 GB/s). The users' buffers decide that,
+ * so such a copy goes through a bounce buffer placed at the remote buffer's
+ * page offset: the kernel copies between equal offsets, and obc__copy's
+ * loop moves the bytes between the bounce and the local buffer (64 KiB
+ * pieces, which stay in cache: 8 GB/s in all, 5 at 16 MiB and beyond, 2 direct).
+ */
+#define BOUNCE_PIECE (64u << 10)
+#define BOUNCE_MIN_BYTES 4096
+
+static bool wants_bounce(const char *local, const char *remote, size_t nbytes, bool write)
+{
+    return nbytes >= BOUNCE_MIN_BYTES &&
+        (write ? obc__copy_distance_is_slow(remote, local)
+               : obc__copy_distance_is_slow(local, remote));
+}
+
+static int vm_copy_bounced(pid_t pid, char *local, char *remote, size_t nbytes, bool write)
+{
+    void *page = NULL;
+    if (posix_memalign(&page, 4096, BOUNCE_PIECE + 4096) != 0) {
+        return vm_copy(pid, local, remote, nbytes, write); /* slow, but it moves */
+    }
+    char *bounce = (char *)page + ((uintptr_t)remote & 4095);
+    int rc = 0;
+    for (size_t off = 0; off < nbytes && rc == 0; off += BOUNCE_PIECE) {
+        size_t k = nbytes - off < BOUNCE_PIECE ? nbytes - off : BOUNCE_PIECE;
+        if (write) {
+            obc__copy(bounce, local + off, k, 0);
+            rc = obc__vm_write(pid, bounce, remote + off, k);
+        } else {
+            rc = obc__vm_read(pid, bounce, remote + off, k);
+            obc__copy(local + off, bounce, k, 0);
+        }
+    }
+    free(page);
+    return rc;
+}
+
 static obc_result_t peer_copy(struct obc__arena *a, int rank, char *local, char *remote,
                               size_t nbytes, bool write)
 {
     int peer = shm_local(a, rank);
+    pid_t pid = a->peers[peer].pid;
+    bool bounce = wants_bounce(local, remote, nbytes, write);
     for (size_t off = 0; off < nbytes; off += PEER_PIECE) {
         size_t k = nbytes - off < PEER_PIECE ? nbytes - off : PEER_PIECE;
         obc_result_t res = off > 0 ? obc__arena_health(a) : OBC_SUCCESS;
         if (res != OBC_SUCCESS) {
             return res;
         }
-        int rc = write ? obc__vm_write(a->peers[peer].pid, local + off, remote + off, k)
-                       : obc__vm_read(a->peers[peer].pid, local + off, remote + off, k);
+        int rc = bounce ? vm_copy_bounced(pid, local + off, remote + off, k, write)
+                        : vm_copy(pid, local + off, remote + off, k, write);
         if (rc != 0) {
             return cma_failed(a, peer, write ? "process_vm_writev to" : "process_vm_readv from",
                               rc);
