@@ -1,3 +1,5 @@
+/* copy_distance.c - memcpy and process_vm_readv (of this process) of N bytes at each
+ * destination-source distance 0, 4, ..., 60 (argv: N [source offset]); best of 300, GB/s. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,11 +15,13 @@ static double now(void)
 }
 int main(int argc, char **argv)
 {
-    size_t n = atol(argv[1]);
+    size_t n = argc > 1 ? (size_t)atol(argv[1]) : 0;
     int so = argc > 2 ? atoi(argv[2]) : 0;
-    char *s, *d;
-    posix_memalign((void **)&s, 4096, n + 8192);
-    posix_memalign((void **)&d, 4096, n + 8192);
+    char *s = NULL, *d = NULL;
+    if (argc < 2 || posix_memalign((void **)&s, 4096, n + 8192) != 0 ||
+        posix_memalign((void **)&d, 4096, n + 8192) != 0) {
+        return 1;
+    }
     memset(s, 1, n + 8192);
     memset(d, 2, n + 8192);
     s += so;
