@@ -75,7 +75,8 @@ static int vm_copy(pid_t pid, char *local, char *remote, size_t nbytes, bool wri
  * so such a copy goes through a bounce buffer placed at the remote buffer's
  * page offset: the kernel copies between equal offsets, and obc__copy's
  * loop moves the bytes between the bounce and the local buffer (64 KiB
- * pieces, which stay in cache: 8 GB/s in all, 5 at 16 MiB and beyond, 2 direct).
+ * pieces, which stay in cache: 7.6-8 GB/s to 1 MiB, 4-5 from 16 MiB, 2-2.4
+ * direct).
  */
 #define BOUNCE_PIECE (64u << 10)
 #define BOUNCE_MIN_BYTES 4096
@@ -87,13 +88,11 @@ static bool wants_bounce(const char *local, const char *remote, size_t nbytes, b
                : obc__copy_distance_is_slow(local, remote));
 }
 
-static int vm_copy_bounced(pid_t pid, char *local, char *remote, size_t nbytes, bool write)
+/* Every piece of one call starts at the same page offset (pieces are whole
+ * pages), so one bounce, allocated once per call, serves them all. */
+static int vm_copy_bounced(pid_t pid, char *local, char *remote, size_t nbytes, bool write,
+                           char *bounce)
 {
-    void *page = NULL;
-    if (posix_memalign(&page, 4096, BOUNCE_PIECE + 4096) != 0) {
-        return vm_copy(pid, local, remote, nbytes, write); /* slow, but it moves */
-    }
-    char *bounce = (char *)page + ((uintptr_t)remote & 4095);
     int rc = 0;
     for (size_t off = 0; off < nbytes && rc == 0; off += BOUNCE_PIECE) {
         size_t k = nbytes - off < BOUNCE_PIECE ? nbytes - off : BOUNCE_PIECE;
@@ -105,7 +104,6 @@ static int vm_copy_bounced(pid_t pid, char *local, char *remote, size_t nbytes, 
             obc__copy(local + off, bounce, k, 0);
         }
     }
-    free(page);
     return rc;
 }
 
@@ -114,21 +112,26 @@ static obc_result_t peer_copy(struct obc__arena *a, int rank, char *local, char 
 {
     int peer = shm_local(a, rank);
     pid_t pid = a->peers[peer].pid;
-    bool bounce = wants_bounce(local, remote, nbytes, write);
-    for (size_t off = 0; off < nbytes; off += PEER_PIECE) {
+    void *page = NULL; /* the bounce's page; without it the copy is slow, but it moves */
+    if (wants_bounce(local, remote, nbytes, write) &&
+        posix_memalign(&page, 4096, (nbytes < BOUNCE_PIECE ? nbytes : BOUNCE_PIECE) + 4096) != 0) {
+        page = NULL;
+    }
+    char *bounce = page != NULL ? (char *)page + ((uintptr_t)remote & 4095) : NULL;
+    obc_result_t res = OBC_SUCCESS;
+    for (size_t off = 0; off < nbytes && res == OBC_SUCCESS; off += PEER_PIECE) {
         size_t k = nbytes - off < PEER_PIECE ? nbytes - off : PEER_PIECE;
-        obc_result_t res = off > 0 ? obc__arena_health(a) : OBC_SUCCESS;
-        if (res != OBC_SUCCESS) {
-            return res;
+        if (off > 0 && (res = obc__arena_health(a)) != OBC_SUCCESS) {
+            break;
         }
-        int rc = bounce ? vm_copy_bounced(pid, local + off, remote + off, k, write)
-                        : vm_copy(pid, local + off, remote + off, k, write);
+        int rc = bounce != NULL ? vm_copy_bounced(pid, local + off, remote + off, k, write, bounce)
+                                : vm_copy(pid, local + off, remote + off, k, write);
         if (rc != 0) {
-            return cma_failed(a, peer, write ? "process_vm_writev to" : "process_vm_readv from",
-                              rc);
+            res = cma_failed(a, peer, write ? "process_vm_writev to" : "process_vm_readv from", rc);
         }
     }
-    return OBC_SUCCESS;
+    free(page);
+    return res;
 }
 
 obc_result_t obc__arena_peer_read(struct obc__arena *a, int rank, void *dst, const void *src,
