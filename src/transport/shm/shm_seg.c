@@ -20,19 +20,6 @@ static size_t round_up(size_t n, size_t to)
     return (n + to - 1) / to * to;
 }
 
-/*
- * Payload regions start this far into a page. A slot's bytes are copied in
- * from one user buffer and out to another, and large user buffers usually
- * start at a page boundary or 16 or 64 bytes past it (posix_memalign, numpy,
- * torch). A channel message's payload follows its 8-byte header, so with
- * page-aligned slots the copy in ran at a destination 8 bytes after its
- * source modulo 4 KiB, where memcpy's rep movsb crawls (core/copy.c; 16 MiB
- * alltoallv through the channels: 9.2 ms, against 3.0 with this offset).
- * obc__copy now steps around such distances itself; the offset still keeps
- * the common ones far apart, where plain memcpy is fastest.
- */
-#define PAYLOAD_SKEW 2304
-
 static size_t layout(struct shm_header *h, int nranks, const struct obc__arena_geometry *geo)
 {
     size_t off = round_up(sizeof(struct shm_header), 128);
@@ -55,7 +42,7 @@ static size_t layout(struct shm_header *h, int nranks, const struct obc__arena_g
     h->chan_hdr_off = off;
     off += sizeof(struct shm_slot) * geo->chan_nslots * (size_t)nranks * (size_t)nranks;
     for (int r = 0; r < OBC_RING_COUNT; r++) {
-        off = round_up(off, PAGE) + PAYLOAD_SKEW;
+        off = round_up(off, PAGE);
         h->payload_off[r] = off;
         off += geo->nslots[r] * geo->slot_bytes[r];
     }
@@ -65,8 +52,8 @@ static size_t layout(struct shm_header *h, int nranks, const struct obc__arena_g
     h->window_bytes = round_up(geo->window_bytes, PAGE);
     h->window_off = off;
     off += h->window_bytes * (size_t)nranks;
-    h->chan_payload_off = off + PAYLOAD_SKEW; /* off is page-aligned here */
-    off += PAYLOAD_SKEW +
+    h->chan_payload_off = off;
+    off +=
         round_up(geo->chan_nslots * geo->chan_slot_bytes, PAGE) * (size_t)nranks * (size_t)nranks;
     return round_up(off, PAGE);
 }
