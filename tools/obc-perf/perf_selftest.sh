@@ -83,8 +83,8 @@ run "alltoallv int8 async, single copy" 3 OBC_ALLTOALL_CMA_MIN_BYTES=1 -- -o all
 # kernel's process_vm_readv/writev) is slow: a destination 16 bytes after its
 # source modulo 4 KiB, so the library's loop and bounce paths carry the data
 # (core/copy.c, shm_cma.c). Ranks 0, 1 and 2 start 16, 0 and 4080 bytes into
-# a page; single copy from 4 KiB, and the arena's slots (2304 bytes into a
-# page) beside buffers at 2288-2320.
+# a page; single copy from 4 KiB, and the arena's page-aligned slots filled
+# from rank 2's buffer (16 bytes before a page) and read into rank 0's.
 CMA4K="OBC_ALGO=broadcast=cma OBC_ALLTOALL_CMA_MIN_BYTES=4K OBC_GATHER_CMA_MIN_BYTES=4K"
 # shellcheck disable=SC2086 # CMA4K is a list of settings
 for op in broadcast gather scatter alltoall; do
@@ -95,7 +95,7 @@ done
 run "alltoallv single copy, buffers 16 bytes apart" 3 $CMA4K -- -o alltoallv -d int8 -A 8,24
 # shellcheck disable=SC2086
 run "broadcast in place single copy, buffers 16 bytes apart" 3 $CMA4K -- -o broadcast -i 1 -A 16,4080 -r 1
-run "broadcast through the arena, buffers beside the slots" 3 OBC_ALGO=broadcast=arena -- -o broadcast -d int8 -A 2320,4080
+run "broadcast through the arena, buffers 16 bytes from the slots" 3 OBC_ALGO=broadcast=arena -- -o broadcast -d int8 -A 16,4080 -r 2
 run "allreduce, buffers beside the windows" 3 -- -o allreduce -d int32 -A 16,16
 run "allgather, buffers 16 bytes apart" 3 -- -o allgather -d int8 -A 0,16
 
