@@ -42,8 +42,9 @@ struct obc__host_layout {
     /* The CPUs this machine's ranks may run on, from their affinity masks
      * (the same on every rank of the machine): cores_owned when each is
      * bound to a CPU of its own (obcrun, mpirun), so that a waiting rank
-     * takes no core from another; machine_cpus counts them then, else the
-     * most CPUs any one rank may use. */
+     * takes no core from another; machine_cpus counts them then, the
+     * distinct CPUs when every rank is bound to one but some share (obcrun
+     * with more ranks than CPUs), else the most CPUs any one rank may use. */
     int machine_cpus;
     bool cores_owned;
 };

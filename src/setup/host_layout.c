@@ -127,21 +127,26 @@ static void group_hosts(struct obc__host_layout *l)
     }
 }
 
-/* See machine_cpus in host_layout.h. Two ranks bound to one CPU own no core. */
+/* See machine_cpus in host_layout.h. Two ranks bound to one CPU own no
+ * core; ranks that are all bound, some of them two to a CPU (obcrun with
+ * more ranks than CPUs), run on as many CPUs as they are bound to. */
 static void count_cpus(struct obc__host_layout *l, const struct obc__setup_hello *hello)
 {
-    bool owned = true;
-    int most = 1;
+    bool all_bound = true, owned = true;
+    int most = 1, distinct = 0;
     for (int i = 0; i < l->local_nranks; i++) {
         const struct obc__setup_hello *h = &hello[l->local[i]];
+        bool first = true;
         most = h->ncpus > most ? h->ncpus : most;
-        owned = owned && h->bound_cpu >= 0;
-        for (int j = 0; owned && j < i; j++) {
-            owned = hello[l->local[j]].bound_cpu != h->bound_cpu;
+        all_bound = all_bound && h->bound_cpu >= 0;
+        for (int j = 0; all_bound && first && j < i; j++) {
+            first = hello[l->local[j]].bound_cpu != h->bound_cpu;
         }
+        owned = owned && all_bound && first;
+        distinct += first ? 1 : 0;
     }
     l->cores_owned = owned && l->local_nranks > 1;
-    l->machine_cpus = l->cores_owned ? l->local_nranks : most;
+    l->machine_cpus = all_bound && l->local_nranks > 1 ? distinct : most;
 }
 
 obc_result_t obc__host_layout_build(struct obc__host_layout *l,

@@ -134,12 +134,56 @@ static void identity_from_config(void **state)
     assert_string_equal(id, "user:rack7");
 }
 
+/* The CPUs of one machine's 4 ranks: each rank may use ncpus[r], and is
+ * bound to bound[r] when that is one CPU (-1: not bound). */
+static void layout_cpus(const int *ncpus, const int *bound, int *machine_cpus, bool *owned)
+{
+    struct obc__setup_hello hello[4];
+    struct obc__host_layout l;
+    make_hello(hello, "AAAA", 4);
+    for (int r = 0; r < 4; r++) {
+        hello[r].ncpus = ncpus[r];
+        hello[r].bound_cpu = bound[r];
+    }
+    assert_int_equal(obc__host_layout_build(&l, hello, 0, 4, 0, NULL), OBC_SUCCESS);
+    *machine_cpus = l.machine_cpus;
+    *owned = l.cores_owned;
+    obc__host_layout_fini(&l);
+}
+
+static void cpus_from_affinity(void **state)
+{
+    (void)state;
+    int cpus;
+    bool owned;
+    /* free to run on all 2 CPUs: the scheduler places them */
+    layout_cpus((const int[]){2, 2, 2, 2}, (const int[]){-1, -1, -1, -1}, &cpus, &owned);
+    assert_int_equal(cpus, 2);
+    assert_false(owned);
+    /* a CPU each (mpirun, obcrun with enough CPUs) */
+    layout_cpus((const int[]){1, 1, 1, 1}, (const int[]){0, 1, 2, 3}, &cpus, &owned);
+    assert_int_equal(cpus, 4);
+    assert_true(owned);
+    /* two to a CPU (obcrun with more ranks than CPUs): 2 CPUs, not 1 */
+    layout_cpus((const int[]){1, 1, 1, 1}, (const int[]){0, 1, 0, 1}, &cpus, &owned);
+    assert_int_equal(cpus, 2);
+    assert_false(owned);
+    /* all on one CPU (taskset -c 0) */
+    layout_cpus((const int[]){1, 1, 1, 1}, (const int[]){3, 3, 3, 3}, &cpus, &owned);
+    assert_int_equal(cpus, 1);
+    assert_false(owned);
+    /* some bound, some not: the widest mask counts */
+    layout_cpus((const int[]){1, 8, 1, 1}, (const int[]){0, -1, 1, 2}, &cpus, &owned);
+    assert_int_equal(cpus, 8);
+    assert_false(owned);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(machines_interleaved),          cmocka_unit_test(split_one_machine),
         cmocka_unit_test(split_ignored_across_machines), cmocka_unit_test(hosts_from_parent),
-        cmocka_unit_test(identity_from_config),
+        cmocka_unit_test(identity_from_config),          cmocka_unit_test(cpus_from_affinity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

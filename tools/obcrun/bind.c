@@ -33,11 +33,11 @@ int obcrun_bind_cpu(const struct obcrun_opts *opts, int rank)
         return -1;
     }
     int ncpus = CPU_COUNT(&set);
-    if (opts->nranks > ncpus || (opts->bind == OBCRUN_BIND_AUTO && opts->nranks == 1)) {
-        return -1; /* outnumbered: let the scheduler spread them; one rank keeps them all */
+    if (opts->bind == OBCRUN_BIND_AUTO && (opts->nranks == 1 || opts->nranks > ncpus)) {
+        return -1; /* one rank keeps them all; outnumbered: the scheduler places them */
     }
     for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++) {
-        if (CPU_ISSET(cpu, &set) && seen++ == rank) {
+        if (CPU_ISSET(cpu, &set) && seen++ == rank % ncpus) {
             return cpu;
         }
     }
