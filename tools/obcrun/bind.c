@@ -5,8 +5,13 @@
  * they do not outnumber them: two ranks then never share a core while
  * another one idles, which the scheduler otherwise allows (a busy process
  * beside the job takes one core and both ranks queue on the other, each
- * hand-off then costing a time slice). With more ranks than CPUs, or
- * "none", every rank keeps obcrun's whole set and the scheduler places it.
+ * hand-off then costing a time slice). With more ranks than CPUs, by
+ * default, or with "none", every rank keeps obcrun's whole set and the
+ * scheduler places it: bound two or more to a core, the ranks stall a
+ * whole time slice whenever a busy process shares their core (4 ms per
+ * small allreduce at 4 and 8 ranks on 2 cores, against 37-60 us unbound;
+ * bench/results/2026-12-03-oversub-bind). An explicit "core" then goes
+ * round-robin: rank r on CPU r mod ncpus.
  */
 #include "obcrun.h"
 

@@ -27,9 +27,10 @@
     "  -n, -np N       number of ranks\n" \
     "  --timeout SEC   stop every rank after SEC seconds (exit status 124)\n" \
     "  --tag-output    prefix each line of output with \"[rank R] \"\n" \
-    "  --bind core|none  core: rank R runs on the R-th CPU obcrun may use (the default\n" \
-    "                  for 2 ranks or more when they do not outnumber the CPUs); none:\n" \
-    "                  every rank may run on all of them\n" \
+    "  --bind core|none  core: rank R runs on CPU R mod C of the C CPUs obcrun may use\n" \
+    "                  (the default for 2 ranks or more when they do not outnumber the\n" \
+    "                  CPUs); none: every rank may run on all of them (the default when\n" \
+    "                  they outnumber the CPUs)\n" \
     "  -h, --help      show this help\n" \
     "Each rank gets OBC_RANK, OBC_NRANKS, OBC_BOOTSTRAP, OBC_SECRET, OBC_JOB_ID and, as\n" \
     "torchrun, RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT.\n" \

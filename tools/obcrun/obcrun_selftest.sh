@@ -77,7 +77,8 @@ expect "--tag-output" 0 2000 "$OBCRUN" -n 2 --tag-output sh -c \
 expect_output "--tag-output" "^\[rank 1\] err$"
 expect_output "--tag-output" "^\[rank 0\] partial$"
 # --bind: one CPU per rank, a different one each, when they do not outnumber the CPUs
-# (nproc counts the CPUs obcrun may use); none, or too many ranks: all of them.
+# (nproc counts the CPUs obcrun may use); none, or too many ranks by default: all of
+# them; too many ranks with --bind core: round-robin, rank ncpu where rank 0 is.
 ncpu=$(nproc)
 if [ "$ncpu" -ge 2 ]; then
     expect "--bind core" 0 2000 "$OBCRUN" -n 2 --bind core --tag-output sh -c 'nproc; taskset -pc $$'
@@ -94,8 +95,18 @@ if [ "$ncpu" -ge 2 ]; then
 fi
 expect "--bind none" 0 2000 "$OBCRUN" -n 2 --bind none --tag-output nproc
 expect_output "--bind none" "^\[rank 1\] $ncpu$"
-expect "--bind, outnumbered" 0 2000 "$OBCRUN" -n $((ncpu + 1)) --bind core --tag-output nproc
+expect "--bind, outnumbered" 0 2000 "$OBCRUN" -n $((ncpu + 1)) --tag-output nproc
 expect_output "--bind, outnumbered" "^\[rank 0\] $ncpu$"
+expect "--bind core, outnumbered" 0 2000 "$OBCRUN" -n $((ncpu + 1)) --bind core --tag-output \
+    sh -c 'taskset -pc $$'
+first=$(sed -n 's/^\[rank 0\] .*list: //p' /tmp/obcrun_selftest.$$)
+wrapped=$(sed -n "s/^\[rank $ncpu\] .*list: //p" /tmp/obcrun_selftest.$$)
+if [ "$(grep -c "list: [0-9]*$" /tmp/obcrun_selftest.$$)" -ne $((ncpu + 1)) ] ||
+    [ -z "$first" ] || [ "$first" != "$wrapped" ]; then
+    echo "FAIL --bind core, outnumbered: not one CPU each, rank $ncpu beside rank 0"
+    sed 's/^/    /' /tmp/obcrun_selftest.$$
+    nfail=$((nfail + 1))
+fi
 expect "--bind bad" 2 2000 "$OBCRUN" -n 2 --bind sideways true
 expect "/dev/shm cleanup" 137 2000 "$OBCRUN" -n 2 sh -c \
     'touch "/dev/shm/obc-$OBC_JOB_ID-selftest"; echo "$OBC_JOB_ID" >/tmp/obcrun_selftest_id.$$;
