@@ -8,8 +8,9 @@
  * hand-off then costing a time slice). With more ranks than CPUs, by
  * default, or with "none", every rank keeps obcrun's whole set and the
  * scheduler places it: bound two or more to a core, the ranks stall a
- * whole time slice whenever a busy process shares their core (4 ms per
- * small allreduce at 4 and 8 ranks on 2 cores, against 37-60 us unbound;
+ * whole time slice whenever a busy process shares their core (about 4 ms
+ * per small allreduce at 4 and 8 ranks on 2 cores; unbound 37-372 us,
+ * but 1.8 ms at 8 ranks and 8 B, where unbound launches are bimodal;
  * bench/results/2026-12-03-oversub-bind). An explicit "core" then goes
  * round-robin: rank r on CPU r mod ncpus.
  */
