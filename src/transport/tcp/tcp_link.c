@@ -95,6 +95,26 @@ static void drop_for_departed(struct obc__tcp_link *l)
     }
 }
 
+/* A send met a closed socket. The peer may have said goodbye, or sent
+ * its failure notice, and closed before we read it: read what it left
+ * before judging. Otherwise a bystander whose send to a rank that broke
+ * (and then left) fails first reports that rank "closed without a
+ * goodbye" instead of the verdict it sent, which names the culprit. */
+static void judge_closed(struct obc__tcp *t, int peer, struct obc__tcp_link *l)
+{
+    if (!atomic_load(&l->departed)) {
+        obc__tcp_link_pump_recv(t, peer);
+    }
+    if (atomic_load(&l->error) != 0) {
+        return; /* its failure notice, just read */
+    }
+    if (atomic_load(&l->departed)) {
+        drop_for_departed(l);
+        return;
+    }
+    obc__tcp_link_fail(l, connection_lost(l));
+}
+
 /* The pending control frame (a header, a note's payload), between data
  * frames: true when it is out. */
 static bool send_control(struct obc__tcp *t, int peer, struct obc__tcp_link *l)
@@ -104,17 +124,8 @@ static bool send_control(struct obc__tcp *t, int peer, struct obc__tcp_link *l)
     size_t done = l->ctl_off - (hdr - in_hdr); /* payload bytes sent */
     ssize_t n = obc__sock_send_two(l->fd, (const unsigned char *)&l->ctl + l->ctl_off - done,
                                    in_hdr, l->ctl_body + done, l->ctl.nbytes - done);
-    if (n < 0 && send_ring_empty(l) && !atomic_load(&l->departed)) {
-        /* Advice met a closed socket: the peer may have said goodbye and
-         * closed before we read it. Read what it left before judging. */
-        obc__tcp_link_pump_recv(t, peer);
-    }
-    if (n < 0 && atomic_load(&l->departed) && atomic_load(&l->error) == 0) {
-        drop_for_departed(l);
-        return false;
-    }
     if (n < 0) {
-        obc__tcp_link_fail(l, connection_lost(l));
+        judge_closed(t, peer, l);
         return false;
     }
     l->ctl_off += (size_t)n;
@@ -206,7 +217,7 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
         ssize_t n = obc__sock_send_two(l->fd, (const unsigned char *)h + l->send_off - done, in_hdr,
                                        l->send.mem + (size_t)k * t->slot_bytes + done, piece);
         if (n < 0) {
-            obc__tcp_link_fail(l, connection_lost(l));
+            judge_closed(t, peer, l);
             return;
         }
         if (n == 0) {
