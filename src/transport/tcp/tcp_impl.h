@@ -83,6 +83,8 @@ struct obc__tcp_link {
     int64_t last_tx_ns;
     _Atomic int64_t last_rx_ns; /* when the peer was last heard (any bytes) */
     _Atomic bool departed; /* the peer said goodbye */
+    _Atomic bool refused; /* a send met the peer's closed socket while its last
+                             frames (a goodbye, perhaps) still wait to be read */
     _Atomic bool done; /* closing: the goodbye is out, or the link is dead */
     _Atomic int error; /* obc_result_t, 0 while healthy */
     uint32_t note_sent; /* (thread) the tcp's note_gen this link sent last */

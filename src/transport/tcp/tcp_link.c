@@ -81,12 +81,13 @@ static bool send_ring_empty(const struct obc__tcp_link *l)
     return l->send_off == 0 && atomic_load(&l->send.tail.value) == atomic_load(&l->send.head.value);
 }
 
-/* The peer said goodbye and reads no more. Notes, heartbeats and failure
- * notices for it are advice and are dropped; data for it can never
- * arrive, and that is a loss ("left ... while this rank still had data").
- * A rank still in its last call must not fail because a peer that is
- * done with it left (a note sent every op under OBC_CHECK=2 used to). */
-static void drop_for_departed(struct obc__tcp_link *l)
+/* The peer reads no more: it said goodbye, or its socket refused a send.
+ * Notes, heartbeats and failure notices for it are advice and are
+ * dropped; data for it can never arrive, and that is a loss ("left ...
+ * while this rank still had data"). A rank still in its last call must
+ * not fail because a peer that is done with it left (a note sent every op
+ * under OBC_CHECK=2 used to). */
+static void stop_sending(struct obc__tcp_link *l)
 {
     l->ctl_pending = false;
     l->want_out = false;
@@ -99,7 +100,13 @@ static void drop_for_departed(struct obc__tcp_link *l)
  * its failure notice, and closed before we read it: read what it left
  * before judging. Otherwise a bystander whose send to a rank that broke
  * (and then left) fails first reports that rank "closed without a
- * goodbye" instead of the verdict it sent, which names the culprit. */
+ * goodbye" instead of the verdict it sent, which names the culprit.
+ * When the receive ring is full, the rest waits for the rank to release
+ * slots: a root that finished its last broadcast, said goodbye and closed
+ * resets the connection at our next heartbeat or release notice, while
+ * the tail of its data and its goodbye are still queued here. Then stop
+ * sending and read on: the goodbye, a notice, or a close without either
+ * (a loss) settles it. */
 static void judge_closed(struct obc__tcp *t, int peer, struct obc__tcp_link *l)
 {
     if (!atomic_load(&l->departed)) {
@@ -108,8 +115,9 @@ static void judge_closed(struct obc__tcp *t, int peer, struct obc__tcp_link *l)
     if (atomic_load(&l->error) != 0) {
         return; /* its failure notice, just read */
     }
-    if (atomic_load(&l->departed)) {
-        drop_for_departed(l);
+    if (atomic_load(&l->departed) || atomic_load(&l->recv_paused)) {
+        atomic_store(&l->refused, !atomic_load(&l->departed));
+        stop_sending(l);
         return;
     }
     obc__tcp_link_fail(l, connection_lost(l));
@@ -180,8 +188,8 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
     struct obc__tcp_link *l = &t->links[peer];
     for (;;) {
         uint64_t failure = atomic_load(&t->failure);
-        if (l->send_off == 0 && atomic_load(&l->departed)) {
-            drop_for_departed(l);
+        if (l->send_off == 0 && (atomic_load(&l->departed) || atomic_load(&l->refused))) {
+            stop_sending(l);
             return;
         }
         /* A note before a failure notice: the peer names the calls from it. */
@@ -385,7 +393,8 @@ bool obc__tcp_link_idle(const struct obc__tcp *t, const struct obc__tcp_link *l)
      * forever (tests/coll/p2p_any_late.c, across hosts). */
     bool told = atomic_load(&l->tracked_released) == l->seen_told;
     return send_ring_empty(l) && !l->ctl_pending &&
-        (atomic_load(&l->departed) || (l->note_sent == atomic_load(&t->note_gen) && told));
+        (atomic_load(&l->departed) || atomic_load(&l->refused) ||
+         (l->note_sent == atomic_load(&t->note_gen) && told));
 }
 
 /* ---- the rank's side (tcp_link.h) ---- */

@@ -14,7 +14,11 @@
  *  - an abort tells the peer who aborted before the connection closes;
  *  - a send that meets a connection the peer reset after its failure
  *    notice still reports the notice's code and culprit, not a lost
- *    connection (the send used to be judged before the notice was read).
+ *    connection (the send used to be judged before the notice was read);
+ *  - a root that sent its last frames and a goodbye, then closed, resets
+ *    the connection at our next control frame while those frames still
+ *    wait behind our full receive ring: every frame and the goodbye are
+ *    still read, with no error (netlab_loss failed on that).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -264,6 +268,24 @@ static void mismatch_names_both(void **state)
     assert_int_equal(obc__verdict_other(verdict), 3);
 }
 
+/* A link driven by hand (no progress thread) on fd. */
+static struct obc__tcp *manual_link(int fd, struct obc__err *err)
+{
+    struct obc__tcp *t = NULL;
+    assert_int_equal(obc__tcp_create(1, NSLOTS, SLOT, err, &t), OBC_SUCCESS);
+    assert_int_equal(obc__tcp_attach(t, 0, fd), OBC_SUCCESS);
+    return t;
+}
+
+/* The raw peer resets the connection (no FIN); what it sent stays queued. */
+static void reset_connection(int raw)
+{
+    struct linger reset = {1, 0};
+    assert_int_equal(setsockopt(raw, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)), 0);
+    obc__fd_close(raw);
+    obc__sleep_ns(20000000); /* the reset arrives (loopback) */
+}
+
 /* The peer sent its failure notice (rank 5 lost) and reset the connection
  * before this link read it; the link's next send fails. Driven by hand, no
  * progress thread, so that the send comes first: the bystander of a
@@ -276,15 +298,11 @@ static void notice_before_reset_wins(void **state)
     (void)state;
     obc__err_init(&err);
     socket_pair(&raw, &fd);
-    assert_int_equal(obc__tcp_create(1, NSLOTS, SLOT, &err, &t), OBC_SUCCESS);
-    assert_int_equal(obc__tcp_attach(t, 0, fd), OBC_SUCCESS);
+    t = manual_link(fd, &err);
     struct obc__tcp_frame notice = {FRAME_FAIL, 0, obc__verdict_word(OBC_ERR_PEER_LOST, 5)};
     assert_int_equal(obc__sock_send_all(raw, &notice, sizeof(notice), obc__now_ns() + 1000000000ll),
                      0);
-    struct linger reset = {1, 0};
-    assert_int_equal(setsockopt(raw, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset)), 0);
-    obc__fd_close(raw);
-    obc__sleep_ns(20000000); /* the reset arrives (loopback) */
+    reset_connection(raw);
     struct obc__wait w = {.peer = -1};
     unsigned char *slot = obc__tcp_send_acquire(t, 0, &w);
     assert_non_null(slot);
@@ -293,6 +311,54 @@ static void notice_before_reset_wins(void **state)
     obc__tcp_link_pump_send(t, 0);
     assert_int_equal(obc__tcp_link_error(t, 0), OBC_ERR_PEER_LOST);
     assert_int_equal(obc__verdict_rank(obc__tcp_link_verdict(t, 0)), 5);
+    obc__tcp_destroy(t, 0);
+    obc__err_fini(&err);
+}
+
+#define TAIL_FRAMES (2 * NSLOTS)
+
+static void tail_behind_full_ring_is_read(void **state)
+{
+    struct obc__err err;
+    struct obc__tcp *t;
+    int raw, fd;
+    unsigned char frame[sizeof(struct obc__tcp_frame) + SLOT];
+    (void)state;
+    obc__err_init(&err);
+    socket_pair(&raw, &fd);
+    t = manual_link(fd, &err);
+    for (int i = 0; i < TAIL_FRAMES; i++) {
+        struct obc__tcp_frame h = {FRAME_DATA, SLOT, 100u + (uint64_t)i};
+        memcpy(frame, &h, sizeof(h));
+        memset(frame + sizeof(h), i, SLOT);
+        assert_int_equal(
+            obc__sock_send_all(raw, frame, sizeof(frame), obc__now_ns() + 1000000000ll), 0);
+    }
+    struct obc__tcp_frame bye = {FRAME_BYE, 0, 0};
+    assert_int_equal(obc__sock_send_all(raw, &bye, sizeof(bye), obc__now_ns() + 1000000000ll), 0);
+    obc__tcp_link_pump_recv(t, 0); /* fills the ring; the rest waits in the socket */
+    reset_connection(raw);
+    obc__tcp_link_queue_control(&t->links[0], FRAME_BEAT);
+    obc__tcp_link_pump_send(t, 0); /* meets the reset */
+    assert_int_equal(obc__tcp_link_error(t, 0), OBC_SUCCESS);
+    for (int i = 0; i < TAIL_FRAMES; i++) {
+        struct obc__wait w = {.peer = -1};
+        size_t n = 0;
+        uint64_t stamp = 0;
+        const unsigned char *got = obc__tcp_recv_peek(t, 0, &n, &stamp, &w);
+        assert_non_null(got);
+        assert_int_equal(n, SLOT);
+        assert_int_equal(stamp, 100u + (uint64_t)i);
+        assert_int_equal(got[0], i);
+        assert_int_equal(got[SLOT - 1], i);
+        obc__tcp_recv_release(t, 0);
+        if (!obc__tcp_link_departed(t, 0)) { /* as the thread does */
+            obc__tcp_link_pump_recv(t, 0);
+        }
+        obc__tcp_link_pump_send(t, 0);
+    }
+    assert_true(obc__tcp_link_departed(t, 0));
+    assert_int_equal(obc__tcp_link_error(t, 0), OBC_SUCCESS);
     obc__tcp_destroy(t, 0);
     obc__err_fini(&err);
 }
@@ -327,6 +393,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(mismatch_names_both, pair_up, pair_down),
         cmocka_unit_test(verdict_fields),
         cmocka_unit_test(notice_before_reset_wins),
+        cmocka_unit_test(tail_behind_full_ring_is_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,7 +103,8 @@ static void tend(struct obc__tcp *t, int peer, int64_t now)
     }
     bool idle = obc__tcp_link_idle(t, l);
     bool broken = atomic_load(&t->failure) != 0; /* its notice is the farewell, not a goodbye */
-    bool departed = atomic_load(&l->departed); /* it reads no more: nothing to say to it */
+    /* it reads no more: nothing to say to it */
+    bool departed = atomic_load(&l->departed) || atomic_load(&l->refused);
     if (idle && atomic_load(&t->closing) && !l->bye_queued && !broken) {
         if (!departed) {
             obc__tcp_link_queue_control(l, FRAME_BYE);
@@ -200,6 +201,9 @@ static bool link_settled(struct obc__tcp *t, struct obc__tcp_link *l)
 {
     if (atomic_load(&l->error) != 0 || l->fd < 0) {
         return true;
+    }
+    if (atomic_load(&t->failure) != 0 && (atomic_load(&l->departed) || atomic_load(&l->refused))) {
+        return true; /* a peer that reads no more is told nothing */
     }
     return atomic_load(&t->failure) != 0 ? atomic_load(&l->told) : atomic_load(&l->done);
 }
