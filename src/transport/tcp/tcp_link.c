@@ -115,8 +115,12 @@ static void judge_closed(struct obc__tcp *t, int peer, struct obc__tcp_link *l)
     if (atomic_load(&l->error) != 0) {
         return; /* its failure notice, just read */
     }
-    if (atomic_load(&l->departed) || atomic_load(&l->recv_paused)) {
-        atomic_store(&l->refused, !atomic_load(&l->departed));
+    if (atomic_load(&l->departed)) {
+        stop_sending(l);
+        return;
+    }
+    if (atomic_load(&l->recv_paused) && !l->shut) { /* shut: our own abort closed it */
+        atomic_store(&l->refused, true);
         stop_sending(l);
         return;
     }
