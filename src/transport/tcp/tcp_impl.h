@@ -134,6 +134,13 @@ static inline void obc__tcp_index_advance(struct obc__tcp_index *ix)
 
 /* ---- tcp_link.c: one link, as the progress thread drives it ---- */
 
+/* The peer reads no more: it said goodbye, or its socket refused a send
+ * (what it sent may still wait to be read). Nothing more goes to it. */
+static inline bool obc__tcp_link_reads_no_more(const struct obc__tcp_link *l)
+{
+    return atomic_load(&l->departed) || atomic_load(&l->refused);
+}
+
 /* Allocate the link's two rings (0, or -1 when out of memory); fini frees
  * them (the socket is closed before, by obc__tcp_destroy's polite close).
  * fini is safe after a failed init. */

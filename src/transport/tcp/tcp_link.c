@@ -192,7 +192,7 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
     struct obc__tcp_link *l = &t->links[peer];
     for (;;) {
         uint64_t failure = atomic_load(&t->failure);
-        if (l->send_off == 0 && (atomic_load(&l->departed) || atomic_load(&l->refused))) {
+        if (l->send_off == 0 && obc__tcp_link_reads_no_more(l)) {
             stop_sending(l);
             return;
         }
@@ -397,8 +397,7 @@ bool obc__tcp_link_idle(const struct obc__tcp *t, const struct obc__tcp_link *l)
      * forever (tests/coll/p2p_any_late.c, across hosts). */
     bool told = atomic_load(&l->tracked_released) == l->seen_told;
     return send_ring_empty(l) && !l->ctl_pending &&
-        (atomic_load(&l->departed) || atomic_load(&l->refused) ||
-         (l->note_sent == atomic_load(&t->note_gen) && told));
+        (obc__tcp_link_reads_no_more(l) || (l->note_sent == atomic_load(&t->note_gen) && told));
 }
 
 /* ---- the rank's side (tcp_link.h) ---- */

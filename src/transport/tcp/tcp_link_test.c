@@ -340,6 +340,7 @@ static void tail_behind_full_ring_is_read(void **state)
     reset_connection(raw);
     obc__tcp_link_queue_control(&t->links[0], FRAME_BEAT);
     obc__tcp_link_pump_send(t, 0); /* meets the reset */
+    assert_true(atomic_load(&t->links[0].refused)); /* the send did meet it */
     assert_int_equal(obc__tcp_link_error(t, 0), OBC_SUCCESS);
     for (int i = 0; i < TAIL_FRAMES; i++) {
         struct obc__wait w = {.peer = -1};

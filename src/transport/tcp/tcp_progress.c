@@ -103,14 +103,13 @@ static void tend(struct obc__tcp *t, int peer, int64_t now)
     }
     bool idle = obc__tcp_link_idle(t, l);
     bool broken = atomic_load(&t->failure) != 0; /* its notice is the farewell, not a goodbye */
-    /* it reads no more: nothing to say to it */
-    bool departed = atomic_load(&l->departed) || atomic_load(&l->refused);
+    bool silent = obc__tcp_link_reads_no_more(l); /* nothing to say to it */
     if (idle && atomic_load(&t->closing) && !l->bye_queued && !broken) {
-        if (!departed) {
+        if (!silent) {
             obc__tcp_link_queue_control(l, FRAME_BYE);
         }
         l->bye_queued = true;
-    } else if (idle && !l->bye_queued && !departed && now - l->last_tx_ns >= BEAT_NS) {
+    } else if (idle && !l->bye_queued && !silent && now - l->last_tx_ns >= BEAT_NS) {
         obc__tcp_link_queue_control(l, FRAME_BEAT);
     }
 }
@@ -202,7 +201,7 @@ static bool link_settled(struct obc__tcp *t, struct obc__tcp_link *l)
     if (atomic_load(&l->error) != 0 || l->fd < 0) {
         return true;
     }
-    if (atomic_load(&t->failure) != 0 && (atomic_load(&l->departed) || atomic_load(&l->refused))) {
+    if (atomic_load(&t->failure) != 0 && obc__tcp_link_reads_no_more(l)) {
         return true; /* a peer that reads no more is told nothing */
     }
     return atomic_load(&t->failure) != 0 ? atomic_load(&l->told) : atomic_load(&l->done);
