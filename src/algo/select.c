@@ -126,7 +126,7 @@ static size_t or_default(size_t value, size_t def)
  * VM at 2, 4 and 8 ranks, 8 B .. 256 MiB; docs/algorithms.md):
  *  - the eager ring and the arena are the same pipeline; the eager ring's
  *    64 small slots let a root run ahead of many small messages;
- *  - single-copy (CMA, claimed pieces) from 512 KiB while every rank has a
+ *  - single-copy (CMA, claimed pieces) from 256 KiB while every rank has a
  *    CPU: the arena's chunk-by-chunk hand-offs need producer and consumers
  *    running at once. At 2 ranks its time swung 2x between runs (64 MiB:
  *    9.8 or 18-19 ms; three rounds beside Open MPI: arena 714 us / 18.0 ms
@@ -134,7 +134,12 @@ static size_t or_default(size_t value, size_t def)
  *    bench/results/2026-12-01-bcast-cma); below 4 MiB, five alternating
  *    rounds at 2 ranks (bench/results/2026-12-02-bcast-cma-min): 512 KiB
  *    arena 53.8 us, CMA 33.0, Open MPI 41.3; 1 MiB 105 / 66 / 82; 2 MiB
- *    213 / 116 / 159; 256 KiB level (26 / 22 / 22);
+ *    213 / 116 / 159; 256 KiB level then (26 / 22 / 22), but six
+ *    alternating rounds later, idle and beside a busy process alike
+ *    (bench/results/2026-12-04-bcast-cma-256k), CMA led there: 21.8 us
+ *    against the arena's 24.9 and Open MPI's 23.7 (medians, max over
+ *    ranks; span the same), while at 128 KiB the arena stayed level or
+ *    ahead (13.1 / 13.4 / 15.0), so single-copy starts at 256 KiB;
  *  - from 4 MiB only when ranks outnumber CPUs: at 4 ranks on 2 cores
  *    CMA won at 256 KiB and 2 MiB but lost at 1 MiB (arena 716 us, CMA
  *    746), and at 8 ranks the arena won at 256 KiB-2 MiB (1 MiB: 1424
@@ -148,7 +153,7 @@ static size_t or_default(size_t value, size_t def)
  *    32 MiB L3 anyway: at 2 ranks, 4 MiB ran at 17.5 GB/s streamed and
  *    30.8 cached, 64 MiB at 13.2 streamed and 10.6 cached.
  */
-#define CMA_MIN_BYTES (512u << 10)
+#define CMA_MIN_BYTES (256u << 10)
 #define CMA_MIN_BYTES_CROWDED (4u << 20)
 /* alltoall blocks read single-copy from: with a CPU per rank the reads win
  * from 8 KiB (2 ranks, 16 KiB in all: 4.1-4.5 us against 5.4-6.0 through
