@@ -140,21 +140,22 @@ static size_t or_default(size_t value, size_t def)
  *    against the arena's 24.9 and Open MPI's 23.7 (medians, max over
  *    ranks; span the same), while at 128 KiB the arena stayed level or
  *    ahead (13.1 / 13.4 / 15.0), so single-copy starts at 256 KiB;
- *  - from 4 MiB only when ranks outnumber CPUs: at 4 ranks on 2 cores
- *    CMA won at 256 KiB and 2 MiB but lost at 1 MiB (arena 716 us, CMA
- *    746), and at 8 ranks the arena won at 256 KiB-2 MiB (1 MiB: 1424
- *    against 1645 us). There, in the GPT-like initialisation (148
- *    tensors back to back, bench/model_init) the arena took 370-430 ms at
- *    4 ranks and 770-900 at 8, CMA 180-230 and 370-410, Open MPI 270-290
- *    and 400-440. obc-perf's barrier before every call hides the arena's
- *    cost there (it has the arena 10-40% ahead of CMA from 8 MiB at 4 and
- *    8 ranks), but programs do not barrier before each tensor;
+ *  - never by default when ranks outnumber CPUs. It was from 4 MiB there,
+ *    chosen for the GPT-like initialisation (148 tensors back to back,
+ *    bench/model_init), where the arena once took 370-430 ms at 4 ranks
+ *    and 770-900 at 8 against CMA's 180-230 and 370-410. Measured again
+ *    on the arena as it is now (bench/results/2026-12-04-crowded-arena),
+ *    the arena leads there: 4 ranks 110 ms against CMA's 152-164 and
+ *    Open MPI's 232-238, 8 ranks 211-232 against 297-310 and 358-370;
+ *    obc-perf has it level at 4 MiB and ahead from 16 MiB (8 ranks,
+ *    256 MiB: 111 against 191 ms), and OSU's 8-rank osu_bcast (each
+ *    rank's own time, averaged) 979 against 1373 us at 4 MiB;
  *  - streaming stores pay once the destination would not stay in the
  *    32 MiB L3 anyway: at 2 ranks, 4 MiB ran at 17.5 GB/s streamed and
  *    30.8 cached, 64 MiB at 13.2 streamed and 10.6 cached.
  */
 #define CMA_MIN_BYTES (256u << 10)
-#define CMA_MIN_BYTES_CROWDED (4u << 20)
+#define CMA_MIN_BYTES_CROWDED SIZE_MAX /* never: the arena */
 /* alltoall blocks read single-copy from: with a CPU per rank the reads win
  * from 8 KiB (2 ranks, 16 KiB in all: 4.1-4.5 us against 5.4-6.0 through
  * the channels; 64 KiB: 8.0-9.2 against 21-29, Open MPI 13.5; at 8 KiB in

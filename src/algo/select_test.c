@@ -134,21 +134,28 @@ static void thresholds(void **state)
 }
 
 /* Single copy, one segment, where the probe passed: from 256 KiB while
- * every rank has a CPU (2 ranks on 2), from 4 MiB when they outnumber the
- * CPUs; the arena below it, for fused groups and without permission. The
- * arena plans its one-copy mode from OBC_MAPPED_MIN_BYTES where permitted. */
+ * every rank has a CPU (2 ranks on 2), never by default when they
+ * outnumber the CPUs (unless OBC_CMA_MIN_BYTES says so); the arena
+ * otherwise, for fused groups and without permission. The arena plans its
+ * one-copy mode from OBC_MAPPED_MIN_BYTES where permitted. */
 static void single_copy(void **state)
 {
     struct obc__algo_tuning t = tuning_for(2);
+    struct obc__config cfg;
     (void)state;
     cma_permitted = true;
     assert_ptr_equal(pick(2, (256u << 10) - 1, 1, &t), &obc__bcast_arena);
     assert_ptr_equal(pick(2, 256u << 10, 1, &t), &obc__bcast_cma);
-    assert_ptr_equal(pick(4, (4u << 20) - 1, 1, &t), &obc__bcast_arena);
+    assert_ptr_equal(pick(4, 4u << 20, 1, &t), &obc__bcast_arena);
     assert_true(last_plan.mapped);
-    assert_ptr_equal(pick(4, 4u << 20, 1, &t), &obc__bcast_cma);
-    assert_ptr_equal(pick(8, 64u << 20, 1, &t), &obc__bcast_cma); /* crowded too */
+    assert_ptr_equal(pick(8, 256u << 20, 1, &t), &obc__bcast_arena); /* crowded */
     assert_ptr_equal(pick(4, 64u << 20, 2, &t), &obc__bcast_arena);
+    obc__config_defaults(&cfg);
+    cfg.cma_min_bytes = 1u << 20; /* the environment's value, crowded or not */
+    assert_int_equal(obc__algo_tuning_init(&t, &cfg, 2, &err), OBC_SUCCESS);
+    assert_ptr_equal(pick(8, 1u << 20, 1, &t), &obc__bcast_cma);
+    assert_ptr_equal(pick(2, (1u << 20) - 1, 1, &t), &obc__bcast_arena);
+    t = tuning_for(2);
     pick(4, (1u << 20) - 1, 1, &t);
     assert_false(last_plan.mapped);
     cma_permitted = false;
@@ -242,7 +249,7 @@ static void tuning_from_config(void **state)
     (void)state;
     assert_int_equal(t.eager_max_bytes, 32 * 1024);
     assert_int_equal(t.cma_min_bytes, 256u << 10);
-    assert_int_equal(t.cma_min_bytes_crowded, 4u << 20);
+    assert_int_equal(t.cma_min_bytes_crowded, SIZE_MAX);
     assert_int_equal(t.stream_min_bytes, 16u << 20);
     assert_int_equal(t.recdbl_max_bytes, 64 * 1024);
     assert_int_equal(t.shm_below_bytes, 1u << 20);
