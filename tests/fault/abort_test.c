@@ -98,6 +98,7 @@ static void run(enum scenario sc)
 {
     struct obct_job job;
     double t_abort;
+    obct_scenario("abort_test: %s", names[sc]);
     obct_spawn(&job, NRANKS, rank_main, &sc, 0);
     if (obct_join(&job, 30) != 0) {
         OBCT_FAIL("%s: ranks still running after 30 s", names[sc]);

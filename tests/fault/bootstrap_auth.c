@@ -173,6 +173,7 @@ static void run(struct scenario *sc)
 {
     struct obct_job job;
     sc->port = obct_free_port();
+    obct_scenario("bootstrap_auth: %s", sc->name);
     obct_spawn(&job, sc->nprocs, proc_main, sc, OBCT_SPAWN_NO_INIT);
     if (sc->kind == GARBAGE) {
         send_all_garbage(sc->port);

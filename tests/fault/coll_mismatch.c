@@ -172,8 +172,7 @@ static void run(const struct scenario *sc)
     int nexpect = 0;
     const char *check = getenv("OBC_CHECK");
     bool check_mode = check != NULL && atoi(check) >= 1;
-    printf("coll_mismatch: %s (rank %d differs)\n", sc->name, odd_rank(sc));
-    fflush(stdout);
+    obct_scenario("coll_mismatch: %s (rank %d differs)", sc->name, odd_rank(sc));
     obct_spawn(&job, NRANKS, rank_main, (void *)sc, 0);
     if (obct_join(&job, LIMIT_S + 30) != 0) {
         OBCT_FAIL("%s: ranks did not exit within %.0f s", sc->name, LIMIT_S + 30);

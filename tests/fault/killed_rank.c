@@ -73,8 +73,8 @@ static int rank_main(obc_comm_t *comm, int rank, int nranks, struct obct_report 
 static void run(const struct scenario *sc, int nranks)
 {
     struct obct_job job;
-    printf("killed_rank: %s: kill rank %d of %d, root %d, %zu-byte broadcasts\n", sc->name,
-           sc->victim, nranks, sc->root, sc->nbytes);
+    obct_scenario("killed_rank: %s: kill rank %d of %d, root %d, %zu-byte broadcasts", sc->name,
+                  sc->victim, nranks, sc->root, sc->nbytes);
     obct_spawn(&job, nranks, rank_main, (void *)sc, 0);
     obct_kill_and_check(&job, "killed_rank", sc->name, sc->victim, "broadcasts",
                         LIMIT_S * obct_time_scale());

@@ -82,11 +82,10 @@ static void set_env(const char *name, const char *value)
 static void run(const struct scenario *sc)
 {
     struct obct_job job;
-    printf("killed_rank_allreduce: %s: kill rank %d of %d, %zu-element float32 allreduces "
-           "(OBC_ALGO=%s OBC_HOST_SPLIT=%s)\n",
-           sc->name, sc->victim, NRANKS, sc->count, sc->algo ? sc->algo : "-",
-           sc->split ? sc->split : "-");
-    fflush(stdout);
+    obct_scenario("killed_rank_allreduce: %s: kill rank %d of %d, %zu-element float32 allreduces "
+                  "(OBC_ALGO=%s OBC_HOST_SPLIT=%s)",
+                  sc->name, sc->victim, NRANKS, sc->count, sc->algo ? sc->algo : "-",
+                  sc->split ? sc->split : "-");
     set_env("OBC_ALGO", sc->algo); /* the children inherit the environment */
     set_env("OBC_HOST_SPLIT", sc->split);
     obct_spawn(&job, NRANKS, rank_main, (void *)sc, 0);

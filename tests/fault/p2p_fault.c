@@ -89,6 +89,7 @@ static int mismatch_main(obc_comm_t *comm, int rank, int nranks, struct obct_rep
 static void run_mismatch(const struct mm *m, const char *where)
 {
     struct obct_job job;
+    obct_scenario("p2p_fault: %s, %s mismatch", where, m->name);
     obct_spawn(&job, 2, mismatch_main, (void *)m, 0);
     OBCT_EQ_INT(obct_join(&job, 30 * obct_time_scale()), 0);
     for (int r = 0; r < 2; r++) {
@@ -178,6 +179,7 @@ static void run_timeout(const char *where)
     OBCT_ASSERT(received != MAP_FAILED);
     atomic_init(received, 0);
     setenv("OBC_TIMEOUT", "1", 1);
+    obct_scenario("p2p_fault: %s, a receive whose sender never sends", where);
     obct_spawn(&job, 2, timeout_main, received, 0);
     OBCT_EQ_INT(obct_join(&job, 30 * obct_time_scale()), 0);
     const struct obct_report *rep = &job.reports[1];
@@ -216,7 +218,7 @@ int main(void)
             setenv("OBC_HOST_ID", "rank/2", 1);
         }
         struct obct_job job;
-        printf("p2p_fault: %s: kill rank 2 of 4 during a ring exchange\n", where);
+        obct_scenario("p2p_fault: %s: kill rank 2 of 4 during a ring exchange", where);
         obct_spawn(&job, 4, exchange_main, NULL, 0);
         obct_kill_and_check(&job, "p2p_fault", where, 2, "exchanges", 2.0 * obct_time_scale());
         fflush(stdout);

@@ -132,8 +132,7 @@ static void run_mismatch(const struct scenario *sc)
 {
     struct obct_job job;
     int nmismatch = 0;
-    printf("personal_fault: %s (rank %d differs)\n", sc->name, sc->odd);
-    fflush(stdout);
+    obct_scenario("personal_fault: %s (rank %d differs)", sc->name, sc->odd);
     obct_spawn(&job, NRANKS, mismatch_main, (void *)sc, 0);
     if (obct_join(&job, LIMIT_S + 30) != 0) {
         OBCT_FAIL("%s: ranks did not exit within %.0f s", sc->name, LIMIT_S + 30);
@@ -249,9 +248,8 @@ static void run_absent(void)
     /* Not scaled by the sanitizers' time scale: nothing is slow in waiting
      * for a rank that never comes, and scaled it cost CI 16 s. */
     double limit = ABSENT_TIMEOUT_S;
-    printf("personal_fault: rank %d never calls the alltoall (OBC_TIMEOUT=%g)\n", ABSENT_RANK,
-           limit);
-    fflush(stdout);
+    obct_scenario("personal_fault: rank %d never calls the alltoall (OBC_TIMEOUT=%g)", ABSENT_RANK,
+                  limit);
     snprintf(timeout, sizeof(timeout), "%g", limit);
     setenv("OBC_TIMEOUT", timeout, 1);
     obct_spawn(&job, NRANKS, absent_main, NULL, 0);
@@ -353,7 +351,7 @@ int main(void)
     obct_watchdog(170);
     snprintf(timeout, sizeof(timeout), "%g", TIMEOUT_S * obct_time_scale());
     setenv("OBC_TIMEOUT", timeout, 1);
-    printf("personal_fault: bad arguments\n");
+    obct_scenario("personal_fault: bad arguments");
     obct_spawn(&job, NRANKS, bad_args_main, NULL, 0);
     if (obct_join(&job, 60) != 0) {
         OBCT_FAIL("bad arguments: ranks did not exit");
@@ -374,9 +372,8 @@ int main(void)
         const char *what;
     } kills[] = {{ALLTOALL, 2, "alltoalls"}, {GATHER, 2, "gathers"}, {SCATTER, 0, "scatters"}};
     for (size_t i = 0; i < sizeof(kills) / sizeof(kills[0]); i++) {
-        printf("personal_fault: kill rank %d during 1 MiB-per-peer %s (root 0)\n", kills[i].victim,
-               kills[i].what);
-        fflush(stdout);
+        obct_scenario("personal_fault: kill rank %d during 1 MiB-per-peer %s (root 0)",
+                      kills[i].victim, kills[i].what);
         obct_spawn(&job, NRANKS, kill_main, (void *)&kills[i].call, 0);
         obct_kill_and_check(&job, "personal_fault", kills[i].what, kills[i].victim, kills[i].what,
                             2.0 * obct_time_scale());

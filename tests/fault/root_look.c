@@ -56,6 +56,7 @@ static int rank_main(obc_comm_t *comm, int rank, int nranks, struct obct_report 
 
 static void run(int nranks, enum next next, const char *name)
 {
+    obct_scenario("root_look: %s, %d jobs", name, REPEATS);
     for (int i = 0; i < REPEATS; i++) {
         struct obct_job job;
         int mismatches = 0;

@@ -85,6 +85,8 @@ int main(void)
     plant(dead);
     plant(live);
     port = obct_free_port();
+    obct_scenario("shm_stale: a %d-rank job without a job id, beside a dead and a live segment",
+                  NRANKS);
     obct_spawn(&job, NRANKS, rank_main, NULL, OBCT_SPAWN_NO_INIT);
     OBCT_ASSERT_MSG(obct_join(&job, 40) == 0, "ranks did not finish in 40 s");
     for (int r = 0; r < NRANKS; r++) {

@@ -97,6 +97,7 @@ static int killed_main(obc_comm_t *world, int rank, int nranks, struct obct_repo
 static void run_killed(void)
 {
     struct obct_job job;
+    obct_scenario("split_fault: kill world rank %d inside a child broadcast", VICTIM);
     obct_spawn(&job, NRANKS, killed_main, NULL, 0);
     OBCT_ASSERT_MSG(obct_wait_progress(&job, VICTIM, 4, 60) == 0, "the victim never got going");
     obct_sleep(0.030);
@@ -176,6 +177,7 @@ static int domain_main(obc_comm_t *world, int rank, int nranks, struct obct_repo
 static void run_domain(void)
 {
     struct obct_job job;
+    obct_scenario("split_fault: a child's timeout and abort leave the parent whole");
     obct_spawn(&job, NRANKS, domain_main, NULL, 0);
     OBCT_ASSERT_MSG(obct_join(&job, 40) == 0, "ranks did not exit within 40 s");
     for (int r = 0; r < NRANKS; r++) {

@@ -58,6 +58,7 @@ int main(void)
     OBCT_ASSERT(NRANKS >= 2 && NRANKS <= OBCT_MAX_RANKS);
     obct_watchdog(80);
     setenv("OBC_TIMEOUT", "3", 1);
+    obct_scenario("stall_peer: stop rank %d of %d during 16 MiB broadcasts", VICTIM, NRANKS);
     obct_spawn(&job, NRANKS, rank_main, NULL, 0);
     OBCT_ASSERT(obct_wait_progress(&job, VICTIM, 4, 60) == 0);
     obct_sleep(0.020);

@@ -120,6 +120,7 @@ static void run(const struct scenario *sc)
     } else {
         unsetenv("OBC_TIMEOUT");
     }
+    obct_scenario("timeout_skip: %s", sc->name);
     obct_spawn(&job, NRANKS, rank_main, (void *)sc, 0);
     if (obct_join(&job, 4 * sc->expect_s + 20) != 0) {
         OBCT_FAIL("%s: ranks still running %.0f s after the start", sc->name,

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "quiet.h"
+
 #define OBCT_MAX_SOFT_FAILURES 25
 
 static int g_rank = -2; /* -2: not looked up yet */
@@ -74,16 +76,22 @@ const char *obct_rc_name(obc_result_t rc)
 static void vreport(const char *kind, const char *file, int line, const char *fmt, va_list ap)
 {
     char msg[2048];
+    char text[2400];
     const char *base = strrchr(file, '/');
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    fflush(stdout); /* keep the order of stdout and stderr lines in a combined log */
     if (obct_rank() >= 0) {
-        fprintf(stderr, "[obct rank %d] %s:%d: %s%s\n", obct_rank(), base ? base + 1 : file, line,
-                kind, msg);
+        snprintf(text, sizeof(text), "[obct rank %d] %s:%d: %s%s", obct_rank(),
+                 base ? base + 1 : file, line, kind, msg);
     } else {
-        fprintf(stderr, "[obct parent] %s:%d: %s%s\n", base ? base + 1 : file, line, kind, msg);
+        snprintf(text, sizeof(text), "[obct parent] %s:%d: %s%s", base ? base + 1 : file, line,
+                 kind, msg);
     }
+    fflush(stdout); /* keep the order of stdout and stderr lines in a combined log */
+    fprintf(stderr, "%s\n", text);
     fflush(stderr);
+    if (kind[0] != '\0') {
+        obct_quiet_note_fail_line(text); /* for obct_finish's summary */
+    }
 }
 
 void obct_log(const char *file, int line, const char *fmt, ...)
@@ -101,6 +109,7 @@ void obct_fail(const char *file, int line, const char *fmt, ...)
     vreport("FAIL: ", file, line, fmt, ap);
     va_end(ap);
     fflush(stdout);
+    obct_quiet_end_fatal(); /* the scenario's captured output, before it is lost */
     exit(1);
 }
 
@@ -122,8 +131,10 @@ int obct_failures(void)
 
 int obct_finish(const char *test_name)
 {
+    obct_quiet_end(); /* a job never freed: its scope ends here */
     fflush(stdout);
     if (g_failures != 0) {
+        obct_quiet_print_fail_lines(); /* the end of a long log shows them too */
         fprintf(stderr, "[obct rank %d] %s: %d check(s) failed\n", obct_rank(), test_name,
                 g_failures);
         fflush(stderr);

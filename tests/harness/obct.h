@@ -8,6 +8,11 @@
  * OBCT_CHECK_* are soft: they print, count, and obct_finish() turns the count
  * into the exit status. Nothing here hides a return.
  *
+ * Inside a quiet scope (quiet.h: from obct_spawn to obct_job_free) stdout and
+ * stderr go to a capture file, printed only if a check fails; a fatal
+ * failure prints it before the exit, and obct_finish repeats the first FAIL
+ * lines at the end. OBCT_VERBOSE=1 prints everything live instead.
+ *
  * The base of the obct test library (the .c files of tests/harness, built as
  * the static library obct by tests/CMakeLists.txt and linked into the test
  * programs): the coll, fault, integration and large tests and every other
@@ -43,14 +48,15 @@ const char *obct_rc_name(obc_result_t rc);
 /* Print a prefixed message on stderr (and flush). */
 void obct_log(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Print, then exit(1). */
+/* Print, replay the open quiet scope's capture (quiet.h), then exit(1). */
 void obct_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((noreturn, format(printf, 3, 4)));
 /* Print and count a soft failure. */
 void obct_soft_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int obct_failures(void);
-/* Exit status for main: 0 when no soft failure was counted; says so either way. */
+/* Exit status for main: 0 when no soft failure was counted; otherwise says so,
+ * after the first FAIL lines again. */
 int obct_finish(const char *test_name);
 
 /* rc must equal want; otherwise print both codes and the comm's last error. */

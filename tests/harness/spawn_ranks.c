@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +21,30 @@
 #include <unistd.h>
 
 #include "obct.h"
+#include "quiet.h"
 
 static pid_t g_pids[OBCT_MAX_RANKS];
 static int g_npids;
+static char g_scenario[256]; /* obct_scenario: the label of the jobs that follow */
+
+void obct_scenario(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_scenario, sizeof(g_scenario), fmt, ap);
+    va_end(ap);
+    printf("%s\n", g_scenario);
+    fflush(stdout);
+}
+
+/* Capture the job's output: children forked from here on write into it too. */
+static void begin_quiet_scope(struct obct_job *job)
+{
+    char label[320];
+    snprintf(label, sizeof(label), "%s (job %s)", g_scenario[0] ? g_scenario : "a job",
+             job->job_id);
+    job->quiet = obct_quiet_begin(label);
+}
 
 static void read_all(int fd, void *p, size_t n)
 {
@@ -102,6 +124,7 @@ void obct_spawn(struct obct_job *job, int nranks, obct_rank_fn fn, void *arg, in
         job->reports[r].rc = -1;
         job->reports[r].rc_after = -1;
     }
+    begin_quiet_scope(job);
     fflush(stdout);
     fflush(stderr);
     job->t_start = obct_now();
@@ -239,6 +262,10 @@ void obct_job_free(struct obct_job *job)
         munmap(job->reports, sizeof(struct obct_report) * (size_t)job->nranks);
         job->reports = NULL;
     }
+    if (job->quiet) {
+        job->quiet = 0;
+        obct_quiet_end();
+    }
 }
 
 int obct_job_check_shm(const struct obct_job *job)
@@ -272,6 +299,7 @@ static void on_alarm(int sig)
     for (int i = 0; i < g_npids; i++) {
         kill(g_pids[i], SIGKILL);
     }
+    obct_quiet_abandon_in_signal(); /* what the hung job printed, then this message */
     if (write(2, msg, sizeof(msg) - 1) < 0) {
         _exit(1);
     }

@@ -8,6 +8,9 @@
  * and exit times under a hard deadline (then SIGKILL: no test can hang).
  * Children die with the parent (PR_SET_PDEATHSIG) or at their own alarm.
  * Each job has its own OBC_JOB_ID, to tell its /dev/shm files apart.
+ * From obct_spawn to obct_job_free the parent's output and its children's
+ * are captured, and printed only if a check fails then (quiet.h; set
+ * OBCT_VERBOSE=1 to see everything live).
  *
  * Part of the obct test library (tests/harness). Used by the fault tests
  * (abort_test, bootstrap_auth, timeout_skip, killed_rank* through
@@ -52,9 +55,14 @@ struct obct_job {
     double t_exit[OBCT_MAX_RANKS]; /* obct_now() when reaped (polled every 2 ms) */
     double t_start;
     struct obct_report *reports; /* shared with the children */
+    int quiet; /* this job opened the quiet scope (quiet.h): obct_job_free closes it */
 };
 
-/* Fork nranks children running fn. Fatal on any set-up failure. */
+/* Print the name of the scenario whose jobs follow (one line on stdout, live),
+ * and label their captured output with it. */
+void obct_scenario(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Fork nranks children running fn, inside a quiet scope. Fatal on any set-up failure. */
 void obct_spawn(struct obct_job *job, int nranks, obct_rank_fn fn, void *arg, int flags);
 /* Child side: bump this rank's progress counter. */
 void obct_progress(struct obct_report *self);
@@ -68,6 +76,8 @@ int obct_join_rank(struct obct_job *job, int rank, double timeout_s);
 int obct_join(struct obct_job *job, double timeout_s);
 /* Exit code of a reaped rank, or -signal if a signal killed it. */
 int obct_exit_code(const struct obct_job *job, int rank);
+/* Call once the job's checks are done: ends its quiet scope, which prints what
+ * was captured if one of them failed. */
 void obct_job_free(struct obct_job *job);
 /* Soft-fails for every /dev/shm/obc-<job id>-* file left once the job is over (no
  * launcher cleans up after a forked job), removes them, and returns how many. */
