@@ -19,7 +19,10 @@
  *   3. every rank adds 1 to the shared CMA counter and waits until all
  *      nranks have, so nobody returns while a peer still touches its buffer.
  * Pieces: a 16th of the message, between PIECE_MIN and PIECE_MAX (which
- * also bounds the time between health checks).
+ * also bounds the time between health checks), but at least two, so that
+ * the root and a reader copy side by side: a 256 KiB broadcast in place at
+ * 2 ranks took 24.8-25.4 us as one piece (whoever claimed it copied alone)
+ * and 12.7-13.1 as two; out of place 21.9-23.2 and 17.2-17.8.
  *
  * A rank whose buffer lies in an obc_mem_alloc block names it in its post
  * (fd, serial, offset), and the other side maps it (kept for later calls,
@@ -39,6 +42,7 @@
 #define PIECE_MIN (256u << 10)
 #define PIECE_MAX (8u << 20)
 #define PIECES_WANTED 16u
+#define PIECES_AT_LEAST 2u
 #define PAGE 4096u
 
 struct cma_msg {
@@ -78,10 +82,17 @@ static bool cma_supports(const struct obc__algo_ctx *ctx, const struct obc__coll
     return args->nsegs == 1 && ctx->nranks > 1 && ctx->arena_has_all && ctx->cma;
 }
 
+/* n bytes rounded up to whole pages (at least one) */
+static size_t pages_for(size_t n)
+{
+    return n == 0 ? PAGE : (n + PAGE - 1) / PAGE * PAGE;
+}
+
 static void cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     struct cma_state *s = state;
-    size_t n = args->nbytes, piece = (n / PIECES_WANTED + PAGE - 1) / PAGE * PAGE;
+    size_t n = args->nbytes, piece = pages_for(n / PIECES_WANTED);
+    size_t least = pages_for(n / PIECES_AT_LEAST), smallest = least < PIECE_MIN ? least : PIECE_MIN;
     memset(s, 0, sizeof(*s));
     s->ctx = ctx;
     s->args = args;
@@ -89,7 +100,7 @@ static void cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__c
     s->stamp = obc__algo_stamp(args);
     s->seq = (uint32_t)args->seq + 1; /* mailbox words start at 0 */
     s->target = ++ctx->persist->cma_epoch * (uint32_t)ctx->nranks;
-    s->piece_bytes = piece < PIECE_MIN ? PIECE_MIN : piece > PIECE_MAX ? PIECE_MAX : piece;
+    s->piece_bytes = piece < smallest ? smallest : piece > PIECE_MAX ? PIECE_MAX : piece;
     s->npieces = (uint32_t)((n + s->piece_bytes - 1) / s->piece_bytes);
     s->base = s->is_root ? 0 : obc__arena_pieces_base(ctx->arena);
     s->peer = args->root == 0 ? 1 : 0;
