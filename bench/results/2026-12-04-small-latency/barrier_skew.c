@@ -64,8 +64,7 @@ int main(int argc, char **argv)
 #define BARRIER() MPI_Barrier(MPI_COMM_WORLD)
 #define BCAST(p) MPI_Bcast(p, 1, MPI_INT64_T, 0, MPI_COMM_WORLD)
 #define REDUCE_MAX(s, r) MPI_Reduce(s, r, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD)
-#define GATHER(s, r, n) \
-    MPI_Gather(s, n, MPI_DOUBLE, r, n, MPI_DOUBLE, 0, MPI_COMM_WORLD)
+#define GATHER(s, r, n) MPI_Gather(s, n, MPI_DOUBLE, r, n, MPI_DOUBLE, 0, MPI_COMM_WORLD)
 #endif
     double *start = malloc(sizeof(double) * (size_t)iters * 2);
     double *all = rank == 0 ? malloc(sizeof(double) * (size_t)iters * 2 * nranks) : NULL;
