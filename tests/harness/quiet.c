@@ -204,14 +204,20 @@ static void forget_in_child(void)
     g_quiet.path[0] = '\0';
 }
 
+/* Stop capturing: the real fds 1 and 2 back, and the capture's FAIL lines. */
+static void close_scope(struct fail_lines *fl)
+{
+    fflush(stdout);
+    fflush(stderr);
+    restore_real_fds();
+    collect_fail_lines(fl);
+}
+
 /* Stop capturing and replay, whatever the checks said. */
 static void end_with_replay(const char *why)
 {
     struct fail_lines fl;
-    fflush(stdout);
-    fflush(stderr);
-    restore_real_fds();
-    collect_fail_lines(&fl);
+    close_scope(&fl);
     replay(why, &fl);
 }
 
@@ -294,11 +300,8 @@ int obct_quiet_end(void)
     if (!g_quiet.open) {
         return 0;
     }
-    fflush(stdout);
-    fflush(stderr);
-    restore_real_fds();
     failed = obct_failures() - g_quiet.failures_at_begin;
-    collect_fail_lines(&fl);
+    close_scope(&fl);
     if (failed > 0) {
         char why[64];
         snprintf(why, sizeof(why), "%d check(s) failed", failed);
