@@ -2,7 +2,7 @@
 # Six alternating rounds, idle (-U 0) and beside one CPU-spinning process
 # (-U 1), of the 2-rank broadcast at 64-256 KiB: Open MPI against obc's two
 # staged-or-single-copy choices forced (OBC_ALGO=broadcast=cma / =arena).
-# Usage: bash run.sh OUTDIR; then python3 summarize.py OUTDIR
+# Usage: bash run.sh OUTDIR; then python3 bench/rounds.py OUTDIR
 set -e
 out=${1:?usage: run.sh OUTDIR}
 cd "$(dirname "$0")/../../.."

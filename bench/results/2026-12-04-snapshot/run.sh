@@ -4,7 +4,7 @@
 # beside one busy process (broadcast in place, MPI_Bcast's form, 64 KiB-4 MiB;
 # allreduce 64 KiB-1 MiB), then idle 4 and 8 ranks on the 2 cores (broadcast in
 # place, 256 KiB-2 MiB). Max over ranks. OUT/rR-CASE/ holds each run_bench.sh
-# results dir; summarize.py OUT prints the medians over rounds.
+# results dir; bench/rounds.py OUT prints the medians over rounds.
 set -eu
 ROUNDS=${1:-3}
 OUT=${2:-out}
