@@ -13,6 +13,9 @@
 # bench/anchors/ (mpi_coll_bench.c, built into /tmp, and gloo_coll_bench.py), float32
 # SUM, sizes and busbw as nccl-tests.
 #
+# Several rounds of the same run (one results dir each, r<N>[-CASE]): bench/rounds.py
+# prints their medians and ratios to Open MPI.
+#
 # Usage: bench/run_bench.sh [options]
 #   -O OP           collective: broadcast allreduce reduce allgather reduce_scatter
 #                   gather scatter alltoall alltoallv sendrecv (default broadcast); writes
