@@ -110,15 +110,31 @@ static void expect_fail_after_replay(const char *out)
     }
 }
 
+/* Run the inner program in mode with OBCT_VERBOSE=verbose into out; it must
+ * exit 1 (its failing job's check). */
+static void run_failing_inner(const char *mode, const char *verbose, char *out, size_t cap)
+{
+    OBCT_CHECK_EQ_INT(run_inner(mode, verbose, out, cap), 1);
+}
+
+/* The whole inner output, when one of the checks on it since `before` failed. */
+static void show_if_failed(const char *what, int before, const char *out)
+{
+    if (obct_failures() != before) {
+        fprintf(stderr, "---- the %s run's output ----\n%s---- end ----\n", what, out);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static char out[1 << 16];
+    int before;
     if (argc > 1) {
         return inner(argv[1]);
     }
 
-    int rc = run_inner("all", "0", out, sizeof(out));
-    OBCT_CHECK_EQ_INT(rc, 1); /* the failing job's check */
+    before = obct_failures();
+    run_failing_inner("all", "0", out, sizeof(out));
     expect(out, "of the passing job says hello", 0, "a passing job is quiet");
     expect(out, "rank 0 of the failing job says hello", 1, "a failing job is replayed whole");
     expect(out, "rank 1 of the failing job says hello", 1, "a failing job is replayed whole");
@@ -129,26 +145,18 @@ int main(int argc, char **argv)
     expect(out, "a planted report", 1, "a sanitizer report is replayed");
     expect(out, "rank 0 of the sanitizer job says hello", 1, "its job is replayed whole");
     expect(out, "the first FAIL lines, again", 1, "the FAIL lines are repeated at the end");
-    if (obct_failures() != 0) {
-        fprintf(stderr, "---- the inner run's output ----\n%s---- end ----\n", out);
-    }
-
-    int before = obct_failures();
-    rc = run_inner("fatal", "0", out, sizeof(out));
-    OBCT_CHECK_EQ_INT(rc, 1);
-    expect(out, "rank 1 of the failing job says hello", 1, "a fatal failure replays the job");
-    expect(out, "a fatal failure", 1, "the replay says why");
-    if (obct_failures() != before) {
-        fprintf(stderr, "---- the inner fatal run's output ----\n%s---- end ----\n", out);
-    }
+    show_if_failed("quiet", before, out);
 
     before = obct_failures();
-    rc = run_inner("all", "1", out, sizeof(out));
-    OBCT_CHECK_EQ_INT(rc, 1);
+    run_failing_inner("fatal", "0", out, sizeof(out));
+    expect(out, "rank 1 of the failing job says hello", 1, "a fatal failure replays the job");
+    expect(out, "a fatal failure", 1, "the replay says why");
+    show_if_failed("fatal", before, out);
+
+    before = obct_failures();
+    run_failing_inner("all", "1", out, sizeof(out));
     expect(out, "rank 0 of the passing job says hello", 1, "OBCT_VERBOSE=1 prints live");
     expect(out, "---- captured output of", 0, "OBCT_VERBOSE=1 replays nothing");
-    if (obct_failures() != before) {
-        fprintf(stderr, "---- the inner verbose run's output ----\n%s---- end ----\n", out);
-    }
+    show_if_failed("verbose", before, out);
     return obct_finish("quiet_catches");
 }
