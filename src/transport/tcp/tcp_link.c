@@ -184,7 +184,11 @@ static void queue_note(struct obc__tcp *t, struct obc__tcp_link *l)
  * token bucket of 1 ms holds 62.5 KB), and a shaper that must cut every
  * burst into packets in software costs more CPU than all else here
  * (measured on netlab: 8 hosts at 500 Mbit/s, 41% of the link with 64 KiB
- * bursts, 98% with the bucket raised above them). */
+ * bursts, 98% with the bucket raised above them). Larger pieces pay only
+ * where the bucket is larger: at 1 Gbit/s (125 KB) an alltoall of 4 MiB
+ * per peer gained 1.5 points of the link with 64 KiB-1 MiB pieces, while
+ * at 500 Mbit/s they made a broadcast 2.6x slower (92% -> 35%;
+ * bench/results/2026-12-04-netlab-send-piece). */
 #define SEND_PIECE (32 * 1024)
 
 void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
