@@ -200,6 +200,34 @@ static void alltoall_single_copy(void **state)
     assert_ptr_equal(pick_alltoall(2, 1u << 20, false, &t), &obc__alltoall_pairwise);
 }
 
+/* An out-of-place alltoallv within a host posts its blocks at every size
+ * (the sender decides per block whether it is deposited or read
+ * single-copy, so no size needs agreeing on); in place, without
+ * permission, across machines or with a table too large for the smallest
+ * window slot it is the pairwise exchange. */
+static void alltoallv_posted(void **state)
+{
+    struct obc__algo_tuning t = tuning_for(2);
+    static char a, b;
+    struct obc__seg out = {.send = &a, .recv = &b}, in = {.send = &a, .recv = &a};
+    (void)state;
+    cma_permitted = true;
+    pick_segs = &out;
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 2, 1, 8, 1, &t), &obc__alltoallv_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 8, 1, 1u << 30, 1, &t), &obc__alltoallv_cma);
+    assert_int_equal(last_plan.pull_min_bytes, 64u << 10); /* 8 ranks on 2 CPUs */
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 246, 1, 8, 1, &t), &obc__alltoallv_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 247, 1, 8, 1, &t), &obc__alltoallv_pairwise);
+    assert_ptr_equal(pick_on(OBC_COLL_ALLTOALLV, 4, 2, 2, 8, 1, &t), &obc__alltoallv_pairwise);
+    pick_segs = &in;
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 2, 1, 8, 1, &t), &obc__alltoallv_pairwise);
+    pick_segs = &out;
+    cma_permitted = false;
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 2, 1, 1u << 20, 1, &t),
+                     &obc__alltoallv_pairwise);
+    pick_segs = NULL;
+}
+
 /* gather and scatter go single-copy from 8 KiB blocks while every rank has
  * a CPU, from 16 KiB when ranks outnumber CPUs. */
 static void rooted_single_copy(void **state)
@@ -393,7 +421,8 @@ int main(void)
         cmocka_unit_test(tuning_from_config),   cmocka_unit_test(shm_below_is_tunable),
         cmocka_unit_test(relay_plans),          cmocka_unit_test(plan_flags),
         cmocka_unit_test(stamps_differ),        cmocka_unit_test(single_copy),
-        cmocka_unit_test(alltoall_single_copy), cmocka_unit_test(rooted_single_copy),
+        cmocka_unit_test(alltoall_single_copy), cmocka_unit_test(alltoallv_posted),
+        cmocka_unit_test(rooted_single_copy),
     };
     obc__err_init(&err);
     return cmocka_run_group_tests(tests, NULL, NULL);

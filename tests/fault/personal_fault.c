@@ -30,7 +30,7 @@
  *    with OBC_TIMEOUT=ABSENT_TIMEOUT_S every other rank gets
  *    OBC_ERR_TIMEOUT after about that long (the turns count towards it),
  *    naming the absent rank;
- *  - a rank SIGKILLed during 1 MiB-per-peer alltoalls, gathers (a rank
+ *  - a rank SIGKILLed during 1 MiB-per-peer alltoalls, alltoallvs, gathers (a rank
  *    that writes into the root) and scatters (the root, which the others
  *    read) (killcheck.h): every survivor returns PEER_LOST or ABORTED
  *    within 2 s, naming it.
@@ -274,7 +274,8 @@ static void run_absent(void)
 
 #define KILL_COUNT (256 * 1024) /* float32 per peer: 1 MiB */
 
-/* arg: the enum call to repeat (ALLTOALL, GATHER or SCATTER, root 0). */
+/* arg: the enum call to repeat (ALLTOALL, ALLTOALLV with every block
+ * KILL_COUNT, GATHER or SCATTER, root 0). */
 static int kill_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self, void *arg)
 {
     struct obct_buf send, recv;
@@ -284,10 +285,17 @@ static int kill_main(obc_comm_t *comm, int rank, int nranks, struct obct_report 
     enum call call = *(const enum call *)arg;
     obct_buf_alloc(&send, (size_t)nranks * KILL_COUNT * 4, 0);
     obct_buf_alloc(&recv, (size_t)nranks * KILL_COUNT * 4, 0);
+    size_t counts[NRANKS], displs[NRANKS];
+    for (int r = 0; r < NRANKS; r++) {
+        counts[r] = KILL_COUNT;
+        displs[r] = (size_t)(NRANKS - 1 - r) * KILL_COUNT; /* blocks in reverse order */
+    }
     obct_fill(send.data, send.nbytes, 3, rank);
     for (double end = obct_now() + 30; rc == OBC_SUCCESS && obct_now() < end;) {
         obct_progress(self);
-        rc = call == GATHER   ? obc_gather(send.data, recv.data, KILL_COUNT, OBC_FLOAT32, 0, comm)
+        rc = call == ALLTOALLV
+            ? obc_alltoallv(send.data, counts, displs, recv.data, counts, displs, OBC_FLOAT32, comm)
+            : call == GATHER  ? obc_gather(send.data, recv.data, KILL_COUNT, OBC_FLOAT32, 0, comm)
             : call == SCATTER ? obc_scatter(send.data, recv.data, KILL_COUNT, OBC_FLOAT32, 0, comm)
                               : obc_alltoall(send.data, recv.data, KILL_COUNT, OBC_FLOAT32, comm);
     }
@@ -337,8 +345,10 @@ int main(void)
         {"gather single-copy against a small one", 3, GATHER, GATHER, BIG_COUNT, COUNT, OBC_INT32,
          OBC_INT32},
         /* alltoallv pairs of 160 KB: the receiver reads the sender's block
-         * (px.c's pulled messages); a count that differs changes whether
-         * one end pulls, or only the length its header says */
+         * single-copy (within a host the sender's posted table says where,
+         * alltoall_cma.c; between the tcp variant's host pairs px.c's pulled
+         * messages); a count that differs changes whether the block is
+         * deposited or read, or whether one end pulls */
         {"alltoallv single-copy pair, rank 1 sends rank 2 more than it expects", 1, ALLTOALLV,
          ALLTOALLV, BIG_COUNT, BIG_COUNT + 10, OBC_INT32, OBC_INT32},
         {"alltoallv, rank 1 sends rank 2 a single-copy block where a small one is expected", 1,
@@ -370,7 +380,10 @@ int main(void)
         enum call call;
         int victim;
         const char *what;
-    } kills[] = {{ALLTOALL, 2, "alltoalls"}, {GATHER, 2, "gathers"}, {SCATTER, 0, "scatters"}};
+    } kills[] = {{ALLTOALL, 2, "alltoalls"},
+                 {ALLTOALLV, 1, "alltoallvs"},
+                 {GATHER, 2, "gathers"},
+                 {SCATTER, 0, "scatters"}};
     for (size_t i = 0; i < sizeof(kills) / sizeof(kills[0]); i++) {
         obct_scenario("personal_fault: kill rank %d during 1 MiB-per-peer %s (root 0)",
                       kills[i].victim, kills[i].what);

@@ -1,44 +1,72 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * alltoall_cma.c - single-copy alltoall within a host: every rank reads its
- * block of every peer's sendbuf straight into its own recvbuf with
- * process_vm_readv, so each byte is copied once (the pairwise exchange of
- * px.c copies it twice, into a channel slot and out of it) and every rank
- * copies only what it receives, all ranks at once.
+ * alltoall_cma.c - single-copy alltoall and alltoallv within a host: every
+ * rank posts where its blocks are once, and every rank fetches its block
+ * of every peer itself, all ranks at once, with no hand-off per pair (the
+ * pairwise exchange of px.c meets each partner in turn and copies every
+ * byte twice, into a channel slot and out of it).
  *
+ * alltoall (every block one size, from OBC_ALLTOALL_CMA_MIN_BYTES):
  *   1. every rank posts its sendbuf address, block size and stamp in its
  *      mailbox and copies its own block locally;
  *   2. rank r reads block r of peer p's sendbuf into block p of its
- *      recvbuf, for p = r+1, r+2, ... (mod n): the ranks start on different
- *      peers instead of all reading rank 0 first. A peer that has not
- *      posted yet is passed over and read later (of the next 64 in that
- *      order), so that a rank waits only when no posted peer is left: with
- *      ranks outnumbering cores, a peer may not run for milliseconds;
- *   3. each read is counted in the mailbox of the rank read from (claimed,
- *      then done, as bcast_cma's pieces, whose counts these are), and a
- *      rank returns once its n - 1 readers are counted (its sendbuf is free)
- *      and its own reads are done: it does not wait for ranks that are done
- *      with it but not with each other. Its mailbox is free then too, since
- *      every reader read the post before reading the block.
+ *      recvbuf with process_vm_readv.
+ * alltoallv (blocks of any size, each pair's its own): a post must say
+ * where each of n blocks is, which a 48-byte mailbox cannot, so it goes in
+ * the rank's window input slot (algo/window/win.h, one chunk number per
+ * call): a head (stamp, sendbuf, piece base) and a table of n entries,
+ * one per receiver, of the block's length and where it is. A block of up
+ * to plan.pull_min_bytes is deposited in the slot after the table while
+ * room lasts (a system call costs about 2 us here, more than copying a few
+ * KiB twice); a larger one stays in sendbuf and is read single-copy. The
+ * sender alone decides per block, and the receiver follows the table, so
+ * sizes that differ between pairs need no agreement.
+ *
+ * Then, for both: rank r fetches its block of peer p for p = r+1, r+2, ...
+ * (mod n): the ranks start on different peers instead of all reading rank
+ * 0 first. A peer that has not posted yet is passed over and read later
+ * (of the next 64 in that order), so that a rank waits only when no posted
+ * peer is left: with ranks outnumbering cores, a peer may not run for
+ * milliseconds. Each fetch is counted in the sender's piece counts
+ * (claimed, then done, as bcast_cma's pieces, whose counts these are), and
+ * a rank returns once its n - 1 readers are counted (its sendbuf and its
+ * post are free) and its own fetches are done: it does not wait for ranks
+ * that are done with it but not with each other.
  * Out of place only: in place, a peer could read a block this rank has
  * already overwritten (select.c leaves in place to the pairwise exchange).
- * A peer whose block size or stamp differs is OBC_ERR_MISMATCH naming it.
- * The reads notice an abort or a dead peer between 8 MiB pieces
- * (obc__arena_peer_read). select.c picks it from OBC_ALLTOALL_CMA_MIN_BYTES per block.
+ * A peer whose stamp, block size (alltoall) or count for this rank
+ * (alltoallv) differs is OBC_ERR_MISMATCH naming it. The reads notice an
+ * abort or a dead peer between 8 MiB pieces (obc__arena_peer_read).
  */
 #include <string.h>
 
 #include "algo/personal/px.h"
+#include "algo/window/win.h"
 #include "core/copy.h"
 
 struct a2a_msg {
     uint64_t addr; /* the poster's sendbuf */
-    uint64_t nbytes; /* its block */
+    uint64_t nbytes; /* its block (alltoall) */
     uint64_t stamp;
     uint32_t base; /* the poster's piece counts at the start */
 };
 
-enum a2a_phase { PHASE_POST, PHASE_COPY, PHASE_DONE, PHASE_WAIT };
+/* alltoallv's post, at the start of the window input slot. */
+struct a2av_head {
+    uint64_t stamp;
+    uint64_t sendbuf;
+    uint32_t base;
+    uint32_t nranks;
+};
+
+/* An entry of the table after the head: the block for one receiver. */
+struct a2av_entry {
+    uint64_t nbytes;
+    uint64_t where; /* DEPOSITED | offset in the slot, or offset in sendbuf */
+};
+#define DEPOSITED (1ull << 63)
+
+enum a2a_phase { PHASE_SLOT, PHASE_POST, PHASE_COPY, PHASE_DONE };
 
 struct a2a_state {
     struct obc__algo_ctx *ctx;
@@ -46,6 +74,7 @@ struct a2a_state {
     enum a2a_phase phase;
     uint64_t stamp;
     uint32_t seq;
+    uint32_t g; /* alltoallv: the window chunk of this call */
     uint32_t base; /* this rank's done count at the start (obc__arena_pieces_base) */
     int k; /* peers read in order so far (the next is rank + 1 + k) ... */
     uint64_t ahead; /* ... and bit j: peer rank + 1 + k + j read out of order */
@@ -53,15 +82,32 @@ struct a2a_state {
 _Static_assert(sizeof(struct a2a_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 _Static_assert(sizeof(struct a2a_msg) <= OBC_MAILBOX_BYTES, "a post fits a mailbox");
 
+static bool is_v(const struct a2a_state *s)
+{
+    return s->args->coll == OBC_COLL_ALLTOALLV;
+}
+
+static size_t table_bytes(int nranks)
+{
+    return sizeof(struct a2av_head) + (size_t)nranks * sizeof(struct a2av_entry);
+}
+
+/* alltoallv's table must fit a window slot: one of the smallest
+ * OBC_CHUNK_BYTES (4 KiB) holds it up to 246 ranks. */
+#define SMALLEST_SLOT (4096u - 128u)
+
 /* In place is sendbuf == recvbuf with bytes to move; obc_comm_algorithm's
  * query has no buffers (both NULL) and asks about the out-of-place call. */
 static bool a2a_cma_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    if (args->coll != OBC_COLL_ALLTOALL || args->nsegs != 1) {
+    if ((args->coll != OBC_COLL_ALLTOALL && args->coll != OBC_COLL_ALLTOALLV) || args->nsegs != 1) {
         return false;
     }
     const struct obc__seg *g = &args->segs[0];
     bool in_place = g->send == g->recv && g->send != NULL;
+    if (args->coll == OBC_COLL_ALLTOALLV && table_bytes(ctx->nranks) > SMALLEST_SLOT) {
+        return false;
+    }
     return !in_place && ctx->nranks > 1 && ctx->arena_has_all && ctx->cma;
 }
 
@@ -73,64 +119,186 @@ static void a2a_cma_init(void *state, struct obc__algo_ctx *ctx, const struct ob
     s->args = args;
     s->stamp = obc__algo_stamp(args);
     s->seq = (uint32_t)args->seq + 1; /* mailbox words start at 0 */
+    if (is_v(s)) {
+        s->g = win_reserve(ctx, 1); /* once per call on every rank: the numbers agree */
+    } else {
+        s->phase = PHASE_POST;
+    }
 }
 
-static obc_result_t bad_peer(struct a2a_state *s, int peer, const struct a2a_msg *m)
+static obc_result_t bad_stamp(struct a2a_state *s, int peer, uint64_t stamp)
 {
     const struct obc__coll_args *a = s->args;
-    size_t es = obc_dtype_size(a->dtype);
     obc__arena_abort_mismatch(s->ctx->arena, s->ctx->rank, peer);
-    if (m->stamp == s->stamp) {
+    return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
+                        "%s #%llu: rank %d and rank %d disagree on the operation (stamp "
+                        "%016llx there, %016llx here)",
+                        obc__coll_name(a->coll), (unsigned long long)a->seq, s->ctx->rank, peer,
+                        (unsigned long long)stamp, (unsigned long long)s->stamp);
+}
+
+static obc_result_t bad_count(struct a2a_state *s, int peer, size_t theirs, size_t mine)
+{
+    const struct obc__coll_args *a = s->args;
+    obc__arena_abort_mismatch(s->ctx->arena, s->ctx->rank, peer);
+    if (is_v(s)) {
         return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
-                            "alltoall #%llu: rank %d sends %llu elements to each rank, but rank "
-                            "%d expects %zu (their counts differ)",
-                            (unsigned long long)a->seq, peer, (unsigned long long)(m->nbytes / es),
-                            s->ctx->rank, a->nbytes / es);
+                            "alltoallv #%llu: rank %d sends %zu elements to rank %d, but rank %d "
+                            "expects %zu from rank %d (their counts differ)",
+                            (unsigned long long)a->seq, peer, theirs, s->ctx->rank, s->ctx->rank,
+                            mine, peer);
     }
     return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
-                        "alltoall #%llu: rank %d and rank %d disagree on the operation (stamp "
-                        "%016llx there, %016llx here)",
-                        (unsigned long long)a->seq, s->ctx->rank, peer,
-                        (unsigned long long)m->stamp, (unsigned long long)s->stamp);
+                        "alltoall #%llu: rank %d sends %zu elements to each rank, but rank %d "
+                        "expects %zu (their counts differ)",
+                        (unsigned long long)a->seq, peer, theirs, s->ctx->rank, mine);
 }
 
-/* Block `me` of peer's sendbuf (at addr) into block `peer` of recvbuf. */
-static obc_result_t read_block(struct a2a_state *s, int peer, uint64_t addr)
+/* alltoall: block `me` of peer's sendbuf into block `peer` of recvbuf. */
+static obc_result_t fetch_block(struct a2a_state *s, int peer, const struct a2a_msg *m)
 {
-    size_t blk = s->args->nbytes;
-    const char *src = (const char *)(uintptr_t)addr + (size_t)s->ctx->rank * blk;
+    size_t blk = s->args->nbytes, es = obc_dtype_size(s->args->dtype);
+    if (m->stamp != s->stamp) {
+        return bad_stamp(s, peer, m->stamp);
+    }
+    if (m->nbytes != blk) {
+        return bad_count(s, peer, (size_t)m->nbytes / es, blk / es);
+    }
+    const char *src = (const char *)(uintptr_t)m->addr + (size_t)s->ctx->rank * blk;
     char *dst = (char *)s->args->segs[0].recv + (size_t)peer * blk;
-    return obc__arena_peer_read(s->ctx->arena, peer, dst, src, blk);
+    return blk > 0 ? obc__arena_peer_read(s->ctx->arena, peer, dst, src, blk) : OBC_SUCCESS;
 }
 
-/* One reader of peer's sendbuf fewer. The piece counts are bcast_cma's
- * too, whose claims start from the done count: claim, then count done, so
- * that the two stay level (each of the n - 1 readers claims one "piece"). */
-static void count_read(struct a2a_state *s, int peer, const struct a2a_msg *m)
+/* alltoallv: this rank's entry of peer's table, then the block, from the
+ * slot or from peer's sendbuf, into recvbuf at rdispls[peer]. */
+static obc_result_t fetch_v_block(struct a2a_state *s, int peer, const struct a2av_head *h)
+{
+    const struct obc__coll_args *a = s->args;
+    size_t n = (size_t)s->ctx->nranks, es = obc_dtype_size(a->dtype);
+    if (h->stamp != s->stamp) {
+        return bad_stamp(s, peer, h->stamp);
+    }
+    const struct a2av_entry *e = (const struct a2av_entry *)(h + 1) + s->ctx->rank;
+    size_t nbytes = (size_t)e->nbytes, want = a->vec[2 * n + (size_t)peer] * es;
+    if (nbytes != want) {
+        return bad_count(s, peer, nbytes / es, want / es);
+    }
+    char *dst = (char *)a->segs[0].recv + a->vec[3 * n + (size_t)peer] * es;
+    if (nbytes == 0) {
+        return OBC_SUCCESS;
+    }
+    if (e->where & DEPOSITED) {
+        obc__copy(dst, (const unsigned char *)h + (e->where & ~DEPOSITED), nbytes, 0);
+        return OBC_SUCCESS;
+    }
+    const char *src = (const char *)(uintptr_t)h->sendbuf + e->where;
+    return obc__arena_peer_read(s->ctx->arena, peer, dst, src, nbytes);
+}
+
+/* This rank's own block, sendbuf to recvbuf. */
+static void copy_own(const struct a2a_state *s)
+{
+    const struct obc__coll_args *a = s->args;
+    const struct obc__seg *g = &a->segs[0];
+    size_t me = (size_t)s->ctx->rank, n = (size_t)s->ctx->nranks, bytes = a->nbytes;
+    size_t from = me * bytes, to = me * bytes;
+    if (is_v(s)) {
+        size_t es = obc_dtype_size(a->dtype);
+        bytes = a->vec[me] * es;
+        from = a->vec[n + me] * es;
+        to = a->vec[3 * n + me] * es;
+    }
+    if (bytes > 0) {
+        obc__copy((char *)g->recv + to, (const char *)g->send + from, bytes, 0);
+    }
+}
+
+/* alltoallv: the head and table in this rank's slot, small blocks after
+ * them while they fit. */
+static void post_table(struct a2a_state *s)
+{
+    const struct obc__coll_args *a = s->args;
+    int n = s->ctx->nranks;
+    size_t es = obc_dtype_size(a->dtype), room = win_chunk_bytes(s->ctx);
+    unsigned char *slot = win_input(s->ctx, s->ctx->rank, s->g);
+    struct a2av_head *h = (struct a2av_head *)slot;
+    struct a2av_entry *e = (struct a2av_entry *)(h + 1);
+    size_t used = table_bytes(n);
+    *h = (struct a2av_head){s->stamp, (uint64_t)(uintptr_t)a->segs[0].send, s->base, (uint32_t)n};
+    for (int p = 0; p < n; p++) {
+        size_t nbytes = a->vec[p] * es, off = a->vec[(size_t)n + (size_t)p] * es;
+        size_t at = (used + 63) & ~(size_t)63; /* deposits start on a cache line */
+        e[p] = (struct a2av_entry){nbytes, off};
+        if (p != s->ctx->rank && nbytes > 0 && nbytes < a->plan.pull_min_bytes &&
+            at + nbytes <= room) {
+            obc__copy(slot + at, (const char *)a->segs[0].send + off, nbytes, 0);
+            e[p].where = DEPOSITED | at;
+            used = at + nbytes;
+        }
+    }
+    win_stamp(s->ctx, s->g, s->stamp, used); /* a window algorithm reading this slot mismatches */
+}
+
+/* One reader of peer's post and blocks fewer. The piece counts are
+ * bcast_cma's too, whose claims start from the done count: claim, then
+ * count done, so that the two stay level (each of the n - 1 readers
+ * claims one "piece"). */
+static void count_read(struct a2a_state *s, int peer, uint32_t base)
 {
     uint32_t piece;
-    (void)obc__arena_piece_claim(s->ctx->arena, peer, m->base, (uint32_t)s->ctx->nranks - 1,
-                                 &piece);
+    (void)obc__arena_piece_claim(s->ctx->arena, peer, base, (uint32_t)s->ctx->nranks - 1, &piece);
     obc__arena_piece_done(s->ctx->arena, peer);
+}
+
+/* Fetch peer's block for this rank if peer has posted; false (with *w
+ * set) if not yet. */
+static bool fetch_from(struct a2a_state *s, int peer, struct obc__wait *w, obc_result_t *res)
+{
+    uint32_t base;
+    if (is_v(s)) {
+        if (!obc__arena_flag_reached(s->ctx->arena, peer, WIN_POSTED, s->g + 1, w)) {
+            return false;
+        }
+        const struct a2av_head *h = (const struct a2av_head *)win_input(s->ctx, peer, s->g);
+        base = h->base;
+        *res = fetch_v_block(s, peer, h);
+    } else {
+        struct a2a_msg m;
+        if (!obc__arena_mailbox_read(s->ctx->arena, peer, s->seq, &m, sizeof(m), w)) {
+            return false;
+        }
+        base = m.base;
+        *res = fetch_block(s, peer, &m);
+    }
+    if (*res == OBC_SUCCESS) {
+        count_read(s, peer, base);
+    }
+    return true;
 }
 
 static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
 {
     struct a2a_state *s = state;
-    const struct obc__seg *g = &s->args->segs[0];
     int me = s->ctx->rank, n = s->ctx->nranks;
-    size_t blk = s->args->nbytes;
     switch (s->phase) {
-    case PHASE_POST: {
-        s->base = obc__arena_pieces_base(s->ctx->arena); /* before anyone can count here */
-        struct a2a_msg mine = {(uint64_t)(uintptr_t)g->send, blk, s->stamp, s->base};
-        obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
-        if (blk > 0) {
-            obc__copy((char *)g->recv + (size_t)me * blk, (const char *)g->send + (size_t)me * blk,
-                      blk, 0);
+    case PHASE_SLOT:
+        if (!win_slot_free(s->ctx, s->g, w)) { /* every rank done with this slot's last use */
+            return OBC_IN_PROGRESS;
         }
+        s->phase = PHASE_POST;
+        __attribute__((fallthrough));
+    case PHASE_POST:
+        s->base = obc__arena_pieces_base(s->ctx->arena); /* before anyone can count here */
+        if (is_v(s)) {
+            post_table(s);
+            win_set(s->ctx, WIN_POSTED, s->g);
+        } else {
+            struct a2a_msg mine = {(uint64_t)(uintptr_t)s->args->segs[0].send, s->args->nbytes,
+                                   s->stamp, s->base};
+            obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
+        }
+        copy_own(s);
         s->phase = PHASE_COPY;
-    }
         __attribute__((fallthrough));
     case PHASE_COPY:
         while (s->k < n - 1) {
@@ -138,24 +306,19 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
             bool waiting = false;
             for (int j = 0; j < 64 && s->k + j < n - 1; j++) {
                 int peer = (me + 1 + s->k + j) % n;
-                struct a2a_msg m;
+                obc_result_t res = OBC_SUCCESS;
                 if (s->ahead >> j & 1) {
                     continue;
                 }
-                if (!obc__arena_mailbox_read(s->ctx->arena, peer, s->seq, &m, sizeof(m),
-                                             waiting ? &(struct obc__wait){.peer = -1} : &first)) {
+                if (!fetch_from(s, peer, waiting ? &(struct obc__wait){.peer = -1} : &first,
+                                &res)) {
                     first.peer = waiting ? first.peer : peer;
                     waiting = true;
                     continue;
                 }
-                if (m.stamp != s->stamp || m.nbytes != blk) {
-                    return bad_peer(s, peer, &m);
-                }
-                obc_result_t res = blk > 0 ? read_block(s, peer, m.addr) : OBC_SUCCESS;
                 if (res != OBC_SUCCESS) {
                     return res;
                 }
-                count_read(s, peer, &m);
                 s->ahead |= 1ull << j;
             }
             int moved = 0;
@@ -168,10 +331,12 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
                 return OBC_IN_PROGRESS;
             }
         }
+        if (is_v(s)) {
+            win_set(s->ctx, WIN_DONE, s->g); /* read every peer's slot */
+        }
         s->phase = PHASE_DONE;
         __attribute__((fallthrough));
     case PHASE_DONE:
-    case PHASE_WAIT:
         return obc__arena_pieces_reached(s->ctx->arena, s->base + (uint32_t)(n - 1), w)
             ? OBC_SUCCESS
             : OBC_IN_PROGRESS;
@@ -181,3 +346,5 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
 
 const struct obc__algo obc__alltoall_cma = {OBC_COLL_ALLTOALL, "cma", a2a_cma_supports,
                                             a2a_cma_init, a2a_cma_step};
+const struct obc__algo obc__alltoallv_cma = {OBC_COLL_ALLTOALLV, "cma", a2a_cma_supports,
+                                             a2a_cma_init, a2a_cma_step};
