@@ -376,12 +376,15 @@ static bool is_personal(obc_coll_t coll)
  * them) reads them single-copy ("cma"): the channels copy every byte
  * twice, into a slot and out of it, and keep one partner in flight, while
  * the reads copy once, all peers' blocks back to back (docs/algorithms.md).
- * An out-of-place alltoallv within a host always posts its blocks ("cma"):
- * its table of where each block is goes in the window slot, blocks under
- * the same limit deposited beside it, larger ones read single-copy; the
- * sender decides per block and the receiver follows its table, so blocks
- * that differ between pairs need no agreement (against the pairwise
- * exchange, 0.68-1.06x its time at 1 KiB-16 MiB and 2-8 ranks, 2026-12-05).
+ * An out-of-place alltoallv of 3 or more ranks within a host posts its
+ * blocks ("cma") at every size: its table of where each block is goes in
+ * the window slot, blocks under the same limit deposited beside it, larger
+ * ones read single-copy; the sender decides per block and the receiver
+ * follows its table, so blocks that differ between pairs need no agreement
+ * (medians of three runs against the pairwise exchange, 1 KiB-16 MiB: 4
+ * ranks 0.81-1.02x its time, 8 ranks 0.77-1.07x). Two ranks have one
+ * partner, so there are no turns to save: posting cost 1.14-1.32x at
+ * 1-4 KiB there and was level within the noise above.
  * Gather and scatter with blocks of OBC_GATHER_CMA_MIN_BYTES or more (8 KiB
  * while every rank has a CPU, 16 KiB when ranks outnumber them) go
  * single-copy too ("cma"): each rank moves its own block straight to or
@@ -408,7 +411,8 @@ static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
             a2a_min, ctx->nranks, tuning->ncpus);
         return &obc__alltoall_cma;
     }
-    if (args->coll == OBC_COLL_ALLTOALLV && obc__alltoallv_cma.supports(ctx, args)) {
+    if (args->coll == OBC_COLL_ALLTOALLV && ctx->nranks > 2 &&
+        obc__alltoallv_cma.supports(ctx, args)) {
         SAY(why, why_bytes,
             "one host: posted blocks, below %zu bytes deposited, larger read single-copy (%d "
             "ranks, %d CPUs)",

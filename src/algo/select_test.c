@@ -200,11 +200,11 @@ static void alltoall_single_copy(void **state)
     assert_ptr_equal(pick_alltoall(2, 1u << 20, false, &t), &obc__alltoall_pairwise);
 }
 
-/* An out-of-place alltoallv within a host posts its blocks at every size
- * (the sender decides per block whether it is deposited or read
- * single-copy, so no size needs agreeing on); in place, without
- * permission, across machines or with a table too large for the smallest
- * window slot it is the pairwise exchange. */
+/* An out-of-place alltoallv of 3 or more ranks within a host posts its
+ * blocks at every size (the sender decides per block whether it is
+ * deposited or read single-copy, so no size needs agreeing on); with 2
+ * ranks, in place, without permission, across machines or with a table too
+ * large for the smallest window slot it is the pairwise exchange. */
 static void alltoallv_posted(void **state)
 {
     struct obc__algo_tuning t = tuning_for(2);
@@ -213,17 +213,19 @@ static void alltoallv_posted(void **state)
     (void)state;
     cma_permitted = true;
     pick_segs = &out;
-    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 2, 1, 8, 1, &t), &obc__alltoallv_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 2, 1, 1u << 30, 1, &t),
+                     &obc__alltoallv_pairwise);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 3, 1, 8, 1, &t), &obc__alltoallv_cma);
     assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 8, 1, 1u << 30, 1, &t), &obc__alltoallv_cma);
     assert_int_equal(last_plan.pull_min_bytes, 64u << 10); /* 8 ranks on 2 CPUs */
     assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 246, 1, 8, 1, &t), &obc__alltoallv_cma);
     assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 247, 1, 8, 1, &t), &obc__alltoallv_pairwise);
     assert_ptr_equal(pick_on(OBC_COLL_ALLTOALLV, 4, 2, 2, 8, 1, &t), &obc__alltoallv_pairwise);
     pick_segs = &in;
-    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 2, 1, 8, 1, &t), &obc__alltoallv_pairwise);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 4, 1, 8, 1, &t), &obc__alltoallv_pairwise);
     pick_segs = &out;
     cma_permitted = false;
-    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 2, 1, 1u << 20, 1, &t),
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 4, 1, 1u << 20, 1, &t),
                      &obc__alltoallv_pairwise);
     pick_segs = NULL;
 }
