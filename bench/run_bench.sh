@@ -40,7 +40,8 @@
 #                     obc:ALGO      OBC_ALGO=OP=ALGO (label obc_ALGO); ALGO is one of
 #                                   broadcast: eager arena cma; allreduce: shm ring
 #                                   recdbl hier; reduce, allgather, reduce_scatter: shm ring;
-#                                   gather, scatter: direct; alltoall: pairwise cma
+#                                   gather, scatter: direct cma; alltoall: pairwise cma;
+#                                   alltoallv: pairwise posted
 #   -k "maxrank span"  metrics, each to its own CSV (default both)
 #   -b MIN -e MAX -f FACTOR   sizes (default 8, 256M, 2; K/M/G suffixes)
 #   -t SECONDS      timed-loop budget per size (default 0.5)

@@ -27,7 +27,7 @@ static const struct obc__algo *const registry[] = {
     &obc__gather_self,         &obc__gather_direct,       &obc__scatter_self,
     &obc__scatter_direct,      &obc__gather_cma,          &obc__scatter_cma,
     &obc__alltoall_self,       &obc__alltoall_pairwise,   &obc__alltoall_cma,
-    &obc__alltoallv_self,      &obc__alltoallv_pairwise,  &obc__alltoallv_cma,
+    &obc__alltoallv_self,      &obc__alltoallv_pairwise,  &obc__alltoallv_posted,
     &obc__allgatherv_self,     &obc__allgatherv_pairwise,
 };
 
@@ -106,7 +106,7 @@ obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *t
                 "name (broadcast: eager, arena, cma, chain, tree, hier; barrier: counter, "
                 "dissemination; allreduce: shm, ring, recdbl, hier; reduce: shm, "
                 "ring; allgather, reduce_scatter: shm, ring; gather, scatter: direct, cma; "
-                "alltoall, alltoallv: pairwise, cma; allgatherv: pairwise)",
+                "alltoall: pairwise, cma; alltoallv: pairwise, posted; allgatherv: pairwise)",
                 tok);
         }
         tuning->forced[coll] = a;
@@ -377,7 +377,7 @@ static bool is_personal(obc_coll_t coll)
  * twice, into a slot and out of it, and keep one partner in flight, while
  * the reads copy once, all peers' blocks back to back (docs/algorithms.md).
  * An out-of-place alltoallv of 3 or more ranks within a host posts its
- * blocks ("cma") at every size: its table of where each block is goes in
+ * blocks ("posted") at every size: its table of where each block is goes in
  * the window slot, blocks under the same limit deposited beside it, larger
  * ones read single-copy; the sender decides per block and the receiver
  * follows its table, so blocks that differ between pairs need no agreement
@@ -412,12 +412,12 @@ static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
         return &obc__alltoall_cma;
     }
     if (args->coll == OBC_COLL_ALLTOALLV && ctx->nranks > 2 &&
-        obc__alltoallv_cma.supports(ctx, args)) {
+        obc__alltoallv_posted.supports(ctx, args)) {
         SAY(why, why_bytes,
             "one host: posted blocks, below %zu bytes deposited, larger read single-copy (%d "
             "ranks, %d CPUs)",
             a2a_min, ctx->nranks, tuning->ncpus);
-        return &obc__alltoallv_cma;
+        return &obc__alltoallv_posted;
     }
     const struct obc__algo *rooted_cma =
         args->coll == OBC_COLL_GATHER ? &obc__gather_cma : &obc__scatter_cma;
@@ -571,7 +571,7 @@ static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tu
      * copy within the exchange (px.c), from alltoall's limit per block. */
     if (ctx->cma &&
         (a == &obc__alltoallv_pairwise || a == &obc__allgatherv_pairwise ||
-         a == &obc__alltoallv_cma)) {
+         a == &obc__alltoallv_posted)) {
         plan->pull_min_bytes = is_crowded(ctx, tuning) ? tuning->alltoall_cma_min_bytes_crowded
                                                        : tuning->alltoall_cma_min_bytes;
     }

@@ -215,10 +215,10 @@ static void alltoallv_posted(void **state)
     pick_segs = &out;
     assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 2, 1, 1u << 30, 1, &t),
                      &obc__alltoallv_pairwise);
-    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 3, 1, 8, 1, &t), &obc__alltoallv_cma);
-    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 8, 1, 1u << 30, 1, &t), &obc__alltoallv_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 3, 1, 8, 1, &t), &obc__alltoallv_posted);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 8, 1, 1u << 30, 1, &t), &obc__alltoallv_posted);
     assert_int_equal(last_plan.pull_min_bytes, 64u << 10); /* 8 ranks on 2 CPUs */
-    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 246, 1, 8, 1, &t), &obc__alltoallv_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 246, 1, 8, 1, &t), &obc__alltoallv_posted);
     assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 247, 1, 8, 1, &t), &obc__alltoallv_pairwise);
     assert_ptr_equal(pick_on(OBC_COLL_ALLTOALLV, 4, 2, 2, 8, 1, &t), &obc__alltoallv_pairwise);
     pick_segs = &in;

@@ -87,6 +87,20 @@ static bool is_v(const struct a2a_state *s)
     return s->args->coll == OBC_COLL_ALLTOALLV;
 }
 
+/* Block p of this rank's sendbuf (recv: the block from p in recvbuf): its
+ * length and, in *off, its offset, in bytes. */
+static size_t block_at(const struct a2a_state *s, int p, bool recv, size_t *off)
+{
+    const struct obc__coll_args *a = s->args;
+    if (!is_v(s)) {
+        *off = (size_t)p * a->nbytes;
+        return a->nbytes;
+    }
+    size_t n = (size_t)s->ctx->nranks, es = obc_dtype_size(a->dtype), k = recv ? 2 * n : 0;
+    *off = a->vec[k + n + (size_t)p] * es;
+    return a->vec[k + (size_t)p] * es;
+}
+
 static size_t table_bytes(int nranks)
 {
     return sizeof(struct a2av_head) + (size_t)nranks * sizeof(struct a2av_entry);
@@ -96,19 +110,28 @@ static size_t table_bytes(int nranks)
  * OBC_CHUNK_BYTES (4 KiB) holds it up to 246 ranks. */
 #define SMALLEST_SLOT (4096u - 128u)
 
-/* In place is sendbuf == recvbuf with bytes to move; obc_comm_algorithm's
- * query has no buffers (both NULL) and asks about the out-of-place call. */
-static bool a2a_cma_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+/* One host, single-copy permitted, out of place. In place is sendbuf ==
+ * recvbuf with bytes to move; obc_comm_algorithm's query has no buffers
+ * (both NULL) and asks about the out-of-place call. */
+static bool single_copy_possible(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    if ((args->coll != OBC_COLL_ALLTOALL && args->coll != OBC_COLL_ALLTOALLV) || args->nsegs != 1) {
+    if (args->nsegs != 1) {
         return false;
     }
     const struct obc__seg *g = &args->segs[0];
     bool in_place = g->send == g->recv && g->send != NULL;
-    if (args->coll == OBC_COLL_ALLTOALLV && table_bytes(ctx->nranks) > SMALLEST_SLOT) {
-        return false;
-    }
     return !in_place && ctx->nranks > 1 && ctx->arena_has_all && ctx->cma;
+}
+
+static bool a2a_cma_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    return args->coll == OBC_COLL_ALLTOALL && single_copy_possible(ctx, args);
+}
+
+static bool posted_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    return args->coll == OBC_COLL_ALLTOALLV && single_copy_possible(ctx, args) &&
+        table_bytes(ctx->nranks) <= SMALLEST_SLOT;
 }
 
 static void a2a_cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
@@ -170,20 +193,19 @@ static obc_result_t fetch_block(struct a2a_state *s, int peer, const struct a2a_
 }
 
 /* alltoallv: this rank's entry of peer's table, then the block, from the
- * slot or from peer's sendbuf, into recvbuf at rdispls[peer]. */
-static obc_result_t fetch_v_block(struct a2a_state *s, int peer, const struct a2av_head *h)
+ * slot or from peer's sendbuf, into its place in recvbuf. */
+static obc_result_t fetch_posted(struct a2a_state *s, int peer, const struct a2av_head *h)
 {
-    const struct obc__coll_args *a = s->args;
-    size_t n = (size_t)s->ctx->nranks, es = obc_dtype_size(a->dtype);
+    size_t es = obc_dtype_size(s->args->dtype), to;
     if (h->stamp != s->stamp) {
         return bad_stamp(s, peer, h->stamp);
     }
     const struct a2av_entry *e = (const struct a2av_entry *)(h + 1) + s->ctx->rank;
-    size_t nbytes = (size_t)e->nbytes, want = a->vec[2 * n + (size_t)peer] * es;
+    size_t nbytes = (size_t)e->nbytes, want = block_at(s, peer, true, &to);
     if (nbytes != want) {
         return bad_count(s, peer, nbytes / es, want / es);
     }
-    char *dst = (char *)a->segs[0].recv + a->vec[3 * n + (size_t)peer] * es;
+    char *dst = (char *)s->args->segs[0].recv + to;
     if (nbytes == 0) {
         return OBC_SUCCESS;
     }
@@ -198,16 +220,9 @@ static obc_result_t fetch_v_block(struct a2a_state *s, int peer, const struct a2
 /* This rank's own block, sendbuf to recvbuf. */
 static void copy_own(const struct a2a_state *s)
 {
-    const struct obc__coll_args *a = s->args;
-    const struct obc__seg *g = &a->segs[0];
-    size_t me = (size_t)s->ctx->rank, n = (size_t)s->ctx->nranks, bytes = a->nbytes;
-    size_t from = me * bytes, to = me * bytes;
-    if (is_v(s)) {
-        size_t es = obc_dtype_size(a->dtype);
-        bytes = a->vec[me] * es;
-        from = a->vec[n + me] * es;
-        to = a->vec[3 * n + me] * es;
-    }
+    const struct obc__seg *g = &s->args->segs[0];
+    size_t from, to, bytes = block_at(s, s->ctx->rank, false, &from);
+    (void)block_at(s, s->ctx->rank, true, &to);
     if (bytes > 0) {
         obc__copy((char *)g->recv + to, (const char *)g->send + from, bytes, 0);
     }
@@ -219,14 +234,14 @@ static void post_table(struct a2a_state *s)
 {
     const struct obc__coll_args *a = s->args;
     int n = s->ctx->nranks;
-    size_t es = obc_dtype_size(a->dtype), room = win_chunk_bytes(s->ctx);
+    size_t room = win_chunk_bytes(s->ctx);
     unsigned char *slot = win_input(s->ctx, s->ctx->rank, s->g);
     struct a2av_head *h = (struct a2av_head *)slot;
     struct a2av_entry *e = (struct a2av_entry *)(h + 1);
     size_t used = table_bytes(n);
     *h = (struct a2av_head){s->stamp, (uint64_t)(uintptr_t)a->segs[0].send, s->base, (uint32_t)n};
     for (int p = 0; p < n; p++) {
-        size_t nbytes = a->vec[p] * es, off = a->vec[(size_t)n + (size_t)p] * es;
+        size_t off, nbytes = block_at(s, p, false, &off);
         size_t at = (used + 63) & ~(size_t)63; /* deposits start on a cache line */
         e[p] = (struct a2av_entry){nbytes, off};
         if (p != s->ctx->rank && nbytes > 0 && nbytes < a->plan.pull_min_bytes &&
@@ -261,7 +276,7 @@ static bool fetch_from(struct a2a_state *s, int peer, struct obc__wait *w, obc_r
         }
         const struct a2av_head *h = (const struct a2av_head *)win_input(s->ctx, peer, s->g);
         base = h->base;
-        *res = fetch_v_block(s, peer, h);
+        *res = fetch_posted(s, peer, h);
     } else {
         struct a2a_msg m;
         if (!obc__arena_mailbox_read(s->ctx->arena, peer, s->seq, &m, sizeof(m), w)) {
@@ -346,5 +361,5 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
 
 const struct obc__algo obc__alltoall_cma = {OBC_COLL_ALLTOALL, "cma", a2a_cma_supports,
                                             a2a_cma_init, a2a_cma_step};
-const struct obc__algo obc__alltoallv_cma = {OBC_COLL_ALLTOALLV, "cma", a2a_cma_supports,
-                                             a2a_cma_init, a2a_cma_step};
+const struct obc__algo obc__alltoallv_posted = {OBC_COLL_ALLTOALLV, "posted", posted_supports,
+                                                a2a_cma_init, a2a_cma_step};
