@@ -10,10 +10,11 @@ wrapper replaces before running plot.py's own main():
   - busbw: plot.py recomputes busbw = bytes/usec (broadcast's factor 1); here it
     is bytes/usec x the nccl-tests factor of OP: allreduce 2(n-1)/n, allgather,
     reduce_scatter, gather, scatter and alltoall (n-1)/n, broadcast and reduce 1
-    (bytes: the whole buffer; alltoall: one rank's, bytes/NP to each peer);
+    (bytes: the whole buffer; alltoall: one rank's, bytes/NP to each peer;
+    alltoallv and allgatherv as alltoall and allgather, with nominal bytes);
   - the memcpy bound: the bytes every rank together must copy for one call,
-    k x bytes, with k = NP-1 (broadcast, reduce, allgather, reduce_scatter,
-    alltoall: every rank sends (NP-1)/NP of its bytes), 1 (gather, scatter:
+    k x bytes, with k = NP-1 (broadcast, reduce, the allgathers, reduce_scatter,
+    the alltoalls: every rank sends (NP-1)/NP of its bytes), 1 (gather, scatter:
     (NP-1)/NP of the root's buffer, rounded up) or 2(NP-1) (allreduce:
     reduce-scatter plus allgather), over 2 cores:
     algbw <= min(B_2t_split(n), B_2t_each_aggregate(n) / k), drawn as busbw
@@ -40,6 +41,7 @@ FACTORS = {
     "scatter": ("(n-1)/n", lambda n: (n - 1) / n),
     "alltoall": ("(n-1)/n", lambda n: (n - 1) / n),
     "alltoallv": ("(n-1)/n", lambda n: (n - 1) / n),  # of its nominal bytes
+    "allgatherv": ("(n-1)/n", lambda n: (n - 1) / n),  # of its nominal bytes
 }
 
 

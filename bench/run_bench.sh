@@ -18,8 +18,8 @@
 #
 # Usage: bench/run_bench.sh [options]
 #   -O OP           collective: broadcast allreduce reduce allgather reduce_scatter
-#                   gather scatter alltoall alltoallv sendrecv (default broadcast); writes
-#                   OP_{maxrank,span}.{csv,png,md}
+#                   gather scatter alltoall alltoallv allgatherv sendrecv (default
+#                   broadcast); writes OP_{maxrank,span}.{csv,png,md}
 #                   sendrecv: a ping-pong of rank 0 and the last rank, usec = round trip,
 #                   busbw = one-way bandwidth; its MPI anchor (anchors/mpi_pingpong.c)
 #                   has the maxrank metric only, gloo none
@@ -27,8 +27,10 @@
 #   -i "LIST"       what to run (default "memcpy memcpy_nt latency openmpi mpich gloo obc"):
 #                     memcpy memcpy_nt latency     reference rows (once, both metrics)
 #                     openmpi openmpi_yield mpich gloo   anchors (gloo has no
-#                                   reduce_scatter or alltoallv here: skipped with
-#                                   a warning; its alltoall is all_to_all_single)
+#                                   reduce_scatter, alltoallv or allgatherv here
+#                                   (torch's gloo all_gather refuses uneven blocks):
+#                                   skipped with a warning; its alltoall is
+#                                   all_to_all_single)
 #                     obc           obc-perf -o OP, out of place (label obc)
 #                     obc_inplace   in place (label obc_inplace)
 #                     obc_async     obc_i<OP> + obc_wait (label obc_async)
@@ -41,7 +43,7 @@
 #                                   broadcast: eager arena cma; allreduce: shm ring
 #                                   recdbl hier; reduce, allgather, reduce_scatter: shm ring;
 #                                   gather, scatter: direct cma; alltoall: pairwise cma;
-#                                   alltoallv: pairwise posted
+#                                   alltoallv, allgatherv: pairwise posted
 #   -k "maxrank span"  metrics, each to its own CSV (default both)
 #   -b MIN -e MAX -f FACTOR   sizes (default 8, 256M, 2; K/M/G suffixes)
 #   -t SECONDS      timed-loop budget per size (default 0.5)
@@ -117,12 +119,12 @@ while getopts "O:n:i:k:b:e:f:t:w:N:m:r:M:o:D:B:T:U:Iqh" opt; do
     U) BUSY=$OPTARG ;;
     q) NPS=2 MINB=8 MAXB=64K FACTOR=8 BUDGET=0.05 WARMUP=2 MAXIT=50 MINIT=3
         MEMCPY_RANGE="64K 1M" ;;
-    h | *) sed -n '2,50p' "$0"; exit 2 ;;
+    h | *) sed -n '/^set -euo/q; 2,$p' "$0"; exit 2 ;;
     esac
 done
 
 case $OP in
-broadcast | allreduce | reduce | allgather | reduce_scatter | gather | scatter | alltoall | alltoallv | sendrecv) ;;
+broadcast | allreduce | reduce | allgather | reduce_scatter | gather | scatter | alltoall | alltoallv | allgatherv | sendrecv) ;;
 *) echo "run_bench.sh: unknown collective '$OP' (-O)" >&2; exit 2 ;;
 esac
 [[ $BUSY =~ ^[0-9]+$ ]] || { echo "run_bench.sh: --busy wants a count, not '$BUSY'" >&2; exit 2; }
@@ -285,7 +287,7 @@ run_coll_anchor() {
         ;;
     mpich) cmd=("$RUN_MPICH" -np "$np" "$CBUILD/$bench.mpich" -i mpich) ;;
     gloo)
-        if [[ $OP == reduce_scatter || $OP == alltoallv ]]; then
+        if [[ $OP == reduce_scatter || $OP == alltoallv || $OP == allgatherv ]]; then
             log "warning: the gloo anchor has no $OP; skipped"
             return 0
         fi
@@ -364,6 +366,7 @@ allgather | reduce_scatter) bus="bytes = the whole gathered buffer, busbw = algb
 gather | scatter) bus="bytes = the root's whole buffer, busbw = algbw x (n-1)/n" ;;
 alltoall) bus="bytes = one rank's whole send buffer (bytes/NP to each peer), busbw = algbw x (n-1)/n" ;;
 alltoallv) bus="bytes = one rank's nominal send buffer (blocks of 1-3 half-blocks of bytes/NP), busbw = algbw x (n-1)/n" ;;
+allgatherv) bus="bytes = the nominal whole gathered buffer (rank r's block 1-3 half-blocks of bytes/NP), busbw = algbw x (n-1)/n" ;;
 *) bus="busbw = algbw" ;;
 esac
 Title=${OP^}

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * mpi_coll_bench.c - the MPI anchor for allreduce, reduce, allgather,
- * reduce_scatter, gather, scatter, alltoall and alltoallv (MPI_Allreduce,
- * MPI_Reduce, MPI_Allgather, MPI_Reduce_scatter_block, MPI_Gather,
- * MPI_Scatter, MPI_Alltoall, MPI_Alltoallv), measured with the method of
- * mpi_bcast_bench.c (beside it) and of obc-perf, so that all of them
- * print comparable lines:
+ * reduce_scatter, gather, scatter, alltoall, alltoallv and allgatherv
+ * (MPI_Allreduce, MPI_Reduce, MPI_Allgather, MPI_Reduce_scatter_block,
+ * MPI_Gather, MPI_Scatter, MPI_Alltoall, MPI_Alltoallv, MPI_Allgatherv),
+ * measured with the method of mpi_bcast_bench.c (beside it) and of
+ * obc-perf, so that all of them print comparable lines:
  *
  *   impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong
  *
@@ -29,10 +29,13 @@
  * peer; alltoallv's bytes are nominal, as alltoall's, and its block from
  * rank i to rank j holds unit x ((i + 2j) mod 3 + 1) elements, unit = half
  * a nominal block (at least 1), packed in rank order, as obc-perf's
- * alltoallv). busbw = algbw x 2(n-1)/n (allreduce), (n-1)/n (allgather,
- * reduce_scatter, gather, scatter, the alltoalls), 1 (reduce). `wrong` counts
- * wrong elements (reductions) or bytes (the others: one byte pattern per
- * source and destination block) over all ranks and iterations, outputs and
+ * alltoallv; allgatherv's bytes are nominal, as allgather's, and rank r's
+ * block holds unit x (r mod 3 + 1) elements, the same unit, packed in rank
+ * order, as obc-perf's allgatherv). busbw = algbw x 2(n-1)/n (allreduce),
+ * (n-1)/n (the allgathers, reduce_scatter, gather, scatter, the alltoalls),
+ * 1 (reduce). `wrong` counts wrong elements (reductions) or bytes (the
+ * others: one byte pattern per source and destination block, per source
+ * block for the allgathers) over all ranks and iterations, outputs and
  * unmodified inputs alike.
  *
  * Inputs are chosen so every result is exact, in any order of addition:
@@ -42,7 +45,7 @@
  * poisoned with a value no result can take (NaN; the type's minimum).
  *
  * Options: -i IMPL (label, default "mpi"), -o allreduce|reduce|allgather|
- * reduce_scatter|gather|scatter|alltoall|alltoallv (default allreduce), -d
+ * reduce_scatter|gather|scatter|alltoall|alltoallv|allgatherv (default allreduce), -d
  * float32|float64|int32|int64|int8 (default float32), --op sum|prod|min|max (default sum), -b MIN,
  * -e MAX (K/M/G suffixes, default 8 and 256M), -f FACTOR (2), -r ROOT (0), -w WARMUP (3), -n MAXIT
  * (200), -m MINIT (5), -t BUDGET seconds (1.0), -c 0|1 (validate, 1), -H (header), -v ('#' detail
@@ -69,13 +72,15 @@ enum coll {
     COLL_SCATTER,
     COLL_ALLTOALL,
     COLL_ALLTOALLV,
+    COLL_ALLGATHERV,
     N_COLLS
 };
 enum redop { OP_SUM, OP_PROD, OP_MIN, OP_MAX };
 enum dtype { DT_FLOAT32, DT_FLOAT64, DT_INT32, DT_INT64, DT_INT8 };
 
-static const char *const coll_names[] = {"allreduce", "reduce",  "allgather", "reduce_scatter",
-                                         "gather",    "scatter", "alltoall",  "alltoallv"};
+static const char *const coll_names[] = {"allreduce",      "reduce",    "allgather",
+                                         "reduce_scatter", "gather",    "scatter",
+                                         "alltoall",       "alltoallv", "allgatherv"};
 static const char *const op_names[] = {"sum", "prod", "min", "max"};
 static const char *const dtype_names[] = {"float32", "float64", "int32", "int64", "int8"};
 
@@ -99,7 +104,8 @@ struct job {
     unsigned char *send, *recv;
     size_t count; /* the count argument of the current call */
     size_t nbytes; /* the current size as nccl-tests counts it */
-    int *sc, *sd, *rc, *rd; /* alltoallv: counts and displacements, in elements */
+    int *sc, *sd, *rc, *rd; /* alltoallv: counts and displacements, in elements;
+                             * allgatherv: rc, rd (the same on every rank) */
 };
 
 /* ---- options ----------------------------------------------------------- */
@@ -426,7 +432,7 @@ static unsigned char *block(const struct job *j, unsigned char *buf, int r)
 static int moves_bytes(enum coll c)
 {
     return c == COLL_ALLGATHER || c == COLL_GATHER || c == COLL_SCATTER || c == COLL_ALLTOALL ||
-        c == COLL_ALLTOALLV;
+        c == COLL_ALLTOALLV || c == COLL_ALLGATHERV;
 }
 
 /* ---- one call ---------------------------------------------------------- */
@@ -437,11 +443,12 @@ static int parts(const struct job *j)
     return c == COLL_ALLREDUCE || c == COLL_REDUCE ? 1 : j->nranks;
 }
 
-/* alltoallv's blocks: unit x 1, 2 or 3 elements, by source and destination. */
+/* alltoallv's blocks: unit x 1, 2 or 3 elements, by source and destination;
+ * allgatherv's (dst < 0): by source alone, as every rank receives the same. */
 static int vblock(const struct job *j, int src, int dst)
 {
     int unit = j->count / 2 > 0 ? (int)(j->count / 2) : 1;
-    return unit * ((src + 2 * dst) % 3 + 1);
+    return unit * ((dst < 0 ? src : src + 2 * dst) % 3 + 1);
 }
 
 static void shape(struct job *j, size_t want_bytes)
@@ -454,6 +461,11 @@ static void shape(struct job *j, size_t want_bytes)
         j->sd[p] = sent;
         sent += j->sc[p];
         j->rc[p] = vblock(j, p, j->rank);
+        j->rd[p] = got;
+        got += j->rc[p];
+    }
+    for (int p = 0, got = 0; j->o->coll == COLL_ALLGATHERV && p < j->nranks; p++) {
+        j->rc[p] = vblock(j, p, -1);
         j->rd[p] = got;
         got += j->rc[p];
     }
@@ -500,6 +512,13 @@ static void fill(const struct job *j, uint64_t it)
                         r * j->nranks + j->rank, 1);
         }
         break;
+    case COLL_ALLGATHERV:
+        gather_fill(j->send, (size_t)j->rc[j->rank] * j->dsize, it, j->rank, 0);
+        for (int r = 0; r < j->nranks; r++) {
+            gather_fill(j->recv + (size_t)j->rd[r] * j->dsize, (size_t)j->rc[r] * j->dsize, it, r,
+                        1);
+        }
+        break;
     default:
         fill_input(j, j->send, 0, n, it);
         poison(j, j->recv, n);
@@ -533,6 +552,9 @@ static void run(const struct job *j)
         break;
     case COLL_ALLTOALLV:
         MPI_Alltoallv(j->send, j->sc, j->sd, t, j->recv, j->rc, j->rd, t, MPI_COMM_WORLD);
+        break;
+    case COLL_ALLGATHERV:
+        MPI_Allgatherv(j->send, j->rc[j->rank], t, j->recv, j->rc, j->rd, t, MPI_COMM_WORLD);
         break;
     default:
         MPI_Reduce_scatter_block(j->send, j->recv, n, t, op, MPI_COMM_WORLD);
@@ -571,6 +593,12 @@ static uint64_t check(const struct job *j, uint64_t it)
                                   (size_t)j->sc[r] * j->dsize, it, j->rank * j->nranks + r);
         }
         return wrong;
+    case COLL_ALLGATHERV:
+        for (int r = 0; r < j->nranks; r++) {
+            wrong += gather_wrong(j->recv + (size_t)j->rd[r] * j->dsize,
+                                  (size_t)j->rc[r] * j->dsize, it, r);
+        }
+        return wrong + gather_wrong(j->send, (size_t)j->rc[j->rank] * j->dsize, it, j->rank);
     case COLL_ALLGATHER:
         for (int r = 0; r < j->nranks; r++) {
             wrong += gather_wrong(j->recv + (size_t)r * n * j->dsize, n * j->dsize, it, r);
@@ -603,6 +631,7 @@ static size_t out_bytes(const struct job *j)
     case COLL_SCATTER:
         return j->count * j->dsize;
     case COLL_ALLTOALLV:
+    case COLL_ALLGATHERV:
         return (size_t)(j->rd[j->nranks - 1] + j->rc[j->nranks - 1]) * j->dsize;
     default:
         return j->nbytes;
@@ -650,6 +679,7 @@ static double busbw_factor(enum coll c, int n)
     case COLL_SCATTER:
     case COLL_ALLTOALL:
     case COLL_ALLTOALLV:
+    case COLL_ALLGATHERV:
         return (double)(n - 1) / n;
     default:
         return 1.0;
@@ -777,8 +807,8 @@ int main(int argc, char **argv)
     j.rc = j.sd + j.nranks;
     j.rd = j.rc + j.nranks;
     shape(&j, o.maxb);
-    /* alltoallv: blocks of up to 3 units, a unit at most a nominal block */
-    size_t room = o.coll == COLL_ALLTOALLV ? 3 * j.nbytes : j.nbytes;
+    /* alltoallv, allgatherv: blocks of up to 3 units, a unit at most a nominal block */
+    size_t room = o.coll == COLL_ALLTOALLV || o.coll == COLL_ALLGATHERV ? 3 * j.nbytes : j.nbytes;
     size_t offset = (size_t)(o.offset + (long)j.rank * o.offset_step) % 4096;
     j.send = alloc_touched(room, j.rank, offset);
     j.recv = alloc_touched(room, j.rank, offset);

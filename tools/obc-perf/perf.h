@@ -13,7 +13,8 @@
  * collecting stamps), perf_ops.c (op table, broadcast and barrier),
  * perf_ops_reduce.c (allreduce, reduce, allgather, reduce_scatter),
  * perf_ops_p2p.c (sendrecv, a ping-pong),
- * perf_ops_personal.c (gather, scatter, alltoall),
+ * perf_ops_personal.c (gather, scatter, alltoall), perf_ops_alltoallv.c
+ * and perf_ops_allgatherv.c (the uneven blocks of alltoallv, allgatherv),
  * perf_bench.c (one size), perf_output.c (table and CSV), perf_main.c
  * (driver).
  */
@@ -101,7 +102,7 @@ struct perf_ctx {
     unsigned char *out; /* this rank's output for the current size, NULL if none */
     size_t out_nbytes; /* its length; -X damages its middle byte */
     uint64_t iter; /* global iteration number: the pattern seed */
-    size_t *vec; /* alltoallv: its count and displacement arrays (perf_ops_alltoallv.c) */
+    size_t *vec; /* alltoallv, allgatherv: their count and displacement arrays */
 };
 
 /* Per-size outcome, known on rank 0 only. */
@@ -176,6 +177,8 @@ extern const struct perf_op perf_op_scatter;
 extern const struct perf_op perf_op_alltoall;
 /* perf_ops_alltoallv.c */
 extern const struct perf_op perf_op_alltoallv;
+/* perf_ops_allgatherv.c */
+extern const struct perf_op perf_op_allgatherv;
 
 /* perf_stats.c */
 int64_t perf_now_ns(void);

@@ -4,7 +4,8 @@
  * collective obc-perf can measure, how to allocate its buffers, size a call,
  * fill inputs and poison outputs, make the timed call and count wrong bytes
  * afterwards, plus its busbw factor. The reductions and allgather live in
- * perf_ops_reduce.c, gather, scatter and alltoall in perf_ops_personal.c.
+ * perf_ops_reduce.c, gather, scatter and alltoall in perf_ops_personal.c,
+ * alltoallv and allgatherv in perf_ops_alltoallv.c and perf_ops_allgatherv.c.
  *
  * To add a collective, write those functions and one table entry. nccl-tests'
  * busbw factors, which make busbw comparable across collectives: allreduce
@@ -184,7 +185,7 @@ static const struct perf_op *const op_table[] = {
     &op_broadcast,     &op_barrier,        &perf_op_allreduce,
     &perf_op_reduce,   &perf_op_allgather, &perf_op_reduce_scatter,
     &perf_op_sendrecv, &perf_op_gather,    &perf_op_scatter,
-    &perf_op_alltoall, &perf_op_alltoallv,
+    &perf_op_alltoall, &perf_op_alltoallv, &perf_op_allgatherv,
 };
 
 #define N_OPS (sizeof(op_table) / sizeof(op_table[0]))

@@ -181,7 +181,8 @@ void perf_opts_usage(FILE *out)
             "usage: obcrun -n N obc-perf [options]\n"
             "  -o, --collective NAME  broadcast barrier allreduce reduce allgather\n"
             "                       reduce_scatter gather scatter alltoall alltoallv\n"
-            "                       (uneven blocks of 1-3 half-blocks), sendrecv\n"
+            "                       (uneven blocks of 1-3 half-blocks), allgatherv\n"
+            "                       (rank r's block 1-3 half-blocks), sendrecv\n"
             "                       (ping-pong of rank 0 and the last rank) (default\n"
             "                       broadcast; -o list)\n"
             "  -b, --minbytes SIZE  smallest message, K/M/G = 2^10/2^20/2^30 (default 8)\n"
@@ -211,9 +212,10 @@ void perf_opts_usage(FILE *out)
             "                       (default: slowest rank's own time)\n"
             "      --csv            print impl,nranks,bytes,usec,algbw_GBps,busbw_GBps,wrong\n"
             "                       (bytes: the whole buffer, as nccl-tests: alltoall sends\n"
-            "                       bytes/N to each peer, alltoallv about that; wrong: bytes\n"
-            "                       for broadcast, the gathers, scatter and the alltoalls,\n"
-            "                       elements for reductions)\n"
+            "                       bytes/N to each peer, alltoallv about that, allgatherv\n"
+            "                       gathers about bytes in all; wrong: bytes for broadcast,\n"
+            "                       the gathers, scatter and the alltoalls, elements for\n"
+            "                       reductions)\n"
             "  -H, --header         with --csv: print the header line first\n"
             "  -v, --verbose        '#' detail lines (iterations, min/max, span, the\n"
             "                       algorithm the library chose for the size)\n"
@@ -405,6 +407,10 @@ void perf_algorithm(struct perf_ctx *ctx, char *buf, size_t len)
         snprintf(buf, len, "p2p");
         return;
     }
-    perf_must(ctx, obc_comm_algorithm(ctx->comm, ctx->op->coll, ctx->count * ctx->dsize, buf, len),
+    /* obc.h asks about allgatherv by its whole gathered size, which is the
+     * same on every rank (ctx->count is only its nominal block). */
+    size_t nbytes =
+        ctx->op->coll == OBC_COLL_ALLGATHERV ? ctx->out_nbytes : ctx->count * ctx->dsize;
+    perf_must(ctx, obc_comm_algorithm(ctx->comm, ctx->op->coll, nbytes, buf, len),
               "obc_comm_algorithm");
 }

@@ -78,6 +78,10 @@ done
 # read single copy (the limit at 1 byte)
 run "alltoallv float16" 3 -- -o alltoallv -d float16
 run "alltoallv int8 async, single copy" 3 OBC_ALLTOALL_CMA_MIN_BYTES=1 -- -o alltoallv -d int8 -a 1
+# allgatherv: 3 ranks have blocks of one, two and three units; out of place,
+# and in place (the own block already in recvbuf) + async
+run "allgatherv float16" 3 -- -o allgatherv -d float16
+run "allgatherv int8 in place async" 3 -- -o allgatherv -d int8 -i 1 -a 1
 
 # Buffers at page offsets where a string copy (memcpy's middle sizes, the
 # kernel's process_vm_readv/writev) is slow: a destination 16 bytes after its
@@ -114,7 +118,7 @@ done
 # The checker itself: -X damages one output byte per call; obc-perf exits 0
 # only if exactly that many wrong bytes or elements were counted, so the
 # wrong column is non-zero here and run() must not look at it.
-for op in allreduce reduce allgather reduce_scatter gather scatter alltoall alltoallv; do
+for op in allreduce reduce allgather reduce_scatter gather scatter alltoall alltoallv allgatherv; do
     nrun=$((nrun + 1))
     "$OBCRUN" -n 3 --timeout $((60 * MULT)) "$PERF" -o "$op" -d int8 -b 64 -e 4K -f 8 -w 1 -m 2 \
         -n 2 -t 0.01 -r 1 -X >"$OUT" 2>"$OUT.err"
