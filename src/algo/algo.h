@@ -235,6 +235,6 @@ extern const struct obc__algo obc__reduce_scatter_self, obc__reduce_scatter_shm,
 extern const struct obc__algo obc__gather_self, obc__gather_direct, obc__scatter_self,
     obc__scatter_direct, obc__gather_cma, obc__scatter_cma, obc__alltoall_self,
     obc__alltoall_pairwise, obc__alltoall_cma, obc__alltoallv_self, obc__alltoallv_pairwise,
-    obc__alltoallv_posted, obc__allgatherv_self, obc__allgatherv_pairwise;
+    obc__alltoallv_posted, obc__allgatherv_self, obc__allgatherv_pairwise, obc__allgatherv_posted;
 
 #endif

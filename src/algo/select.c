@@ -28,7 +28,7 @@ static const struct obc__algo *const registry[] = {
     &obc__scatter_direct,      &obc__gather_cma,          &obc__scatter_cma,
     &obc__alltoall_self,       &obc__alltoall_pairwise,   &obc__alltoall_cma,
     &obc__alltoallv_self,      &obc__alltoallv_pairwise,  &obc__alltoallv_posted,
-    &obc__allgatherv_self,     &obc__allgatherv_pairwise,
+    &obc__allgatherv_self,     &obc__allgatherv_pairwise, &obc__allgatherv_posted,
 };
 
 static const char *const coll_names[OBC_COLL_COUNT] = {
@@ -106,7 +106,7 @@ obc_result_t obc__algo_parse_forced(const char *spec, struct obc__algo_tuning *t
                 "name (broadcast: eager, arena, cma, chain, tree, hier; barrier: counter, "
                 "dissemination; allreduce: shm, ring, recdbl, hier; reduce: shm, "
                 "ring; allgather, reduce_scatter: shm, ring; gather, scatter: direct, cma; "
-                "alltoall: pairwise, cma; alltoallv: pairwise, posted; allgatherv: pairwise)",
+                "alltoall: pairwise, cma; alltoallv, allgatherv: pairwise, posted)",
                 tok);
         }
         tuning->forced[coll] = a;
@@ -385,6 +385,9 @@ static bool is_personal(obc_coll_t coll)
  * ranks 0.81-1.02x its time, 8 ranks 0.77-1.07x). Two ranks have one
  * partner, so there are no turns to save: posting cost 1.14-1.32x at
  * 1-4 KiB there and was level within the noise above.
+ * allgatherv posts the same way from ALLGATHERV_POSTED_MIN_BYTES gathered
+ * in all (a size every rank knows alike): below it the pairwise exchange,
+ * whose every message is the rank's one block, was level or ahead.
  * Gather and scatter with blocks of OBC_GATHER_CMA_MIN_BYTES or more (8 KiB
  * while every rank has a CPU, 16 KiB when ranks outnumber them) go
  * single-copy too ("cma"): each rank moves its own block straight to or
@@ -396,6 +399,13 @@ static bool is_personal(obc_coll_t coll)
  * (a count that is not is a mismatch, which a stalled wait's board
  * comparison names).
  */
+/* allgatherv posts its blocks from this many bytes gathered, 3 ranks or
+ * more: against the pairwise exchange 0.81-0.85x its time at 4 ranks and
+ * 0.88-0.98x at 8 with 14-15 MiB and 56-60 MiB gathered (medians of four
+ * and two runs, both metrics), but 0.70-1.01x at 3.5-3.75 MiB and
+ * 0.88-1.22x at 0.9 MiB (2026-12-05). */
+#define ALLGATHERV_POSTED_MIN_BYTES (8u << 20)
+
 static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
                                                const struct obc__algo_tuning *tuning,
                                                const struct obc__coll_args *args, char *why,
@@ -418,6 +428,14 @@ static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
             "ranks, %d CPUs)",
             a2a_min, ctx->nranks, tuning->ncpus);
         return &obc__alltoallv_posted;
+    }
+    if (args->coll == OBC_COLL_ALLGATHERV && ctx->nranks > 2 &&
+        args->nbytes >= ALLGATHERV_POSTED_MIN_BYTES && obc__allgatherv_posted.supports(ctx, args)) {
+        SAY(why, why_bytes,
+            "one host, %zu bytes gathered >= %u: posted blocks, read single-copy (%d ranks, %d "
+            "CPUs)",
+            args->nbytes, ALLGATHERV_POSTED_MIN_BYTES, ctx->nranks, tuning->ncpus);
+        return &obc__allgatherv_posted;
     }
     const struct obc__algo *rooted_cma =
         args->coll == OBC_COLL_GATHER ? &obc__gather_cma : &obc__scatter_cma;
@@ -571,7 +589,7 @@ static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tu
      * copy within the exchange (px.c), from alltoall's limit per block. */
     if (ctx->cma &&
         (a == &obc__alltoallv_pairwise || a == &obc__allgatherv_pairwise ||
-         a == &obc__alltoallv_posted)) {
+         a == &obc__alltoallv_posted || a == &obc__allgatherv_posted)) {
         plan->pull_min_bytes = is_crowded(ctx, tuning) ? tuning->alltoall_cma_min_bytes_crowded
                                                        : tuning->alltoall_cma_min_bytes;
     }

@@ -201,10 +201,10 @@ static void alltoall_single_copy(void **state)
 }
 
 /* An out-of-place alltoallv of 3 or more ranks within a host posts its
- * blocks at every size (the sender decides per block whether it is
- * deposited or read single-copy, so no size needs agreeing on); with 2
- * ranks, in place, without permission, across machines or with a table too
- * large for the smallest window slot it is the pairwise exchange. */
+ * blocks at every size, an allgatherv (in place too) from 8 MiB gathered (the sender decides per
+ * block whether it is deposited or read single-copy, so no size needs agreeing on); with 2 ranks,
+ * in place, without permission, across machines or with a table too large for the smallest window
+ * slot it is the pairwise exchange. */
 static void alltoallv_posted(void **state)
 {
     struct obc__algo_tuning t = tuning_for(2);
@@ -227,6 +227,17 @@ static void alltoallv_posted(void **state)
     cma_permitted = false;
     assert_ptr_equal(pick_coll(OBC_COLL_ALLTOALLV, 4, 1, 1u << 20, 1, &t),
                      &obc__alltoallv_pairwise);
+    cma_permitted = true;
+    /* allgatherv: from 8 MiB gathered, 3 ranks or more, in place too */
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLGATHERV, 4, 1, (8u << 20) - 1, 1, &t),
+                     &obc__allgatherv_pairwise);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLGATHERV, 4, 1, 8u << 20, 1, &t),
+                     &obc__allgatherv_posted);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLGATHERV, 2, 1, 64u << 20, 1, &t),
+                     &obc__allgatherv_pairwise);
+    pick_segs = &in;
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLGATHERV, 8, 1, 64u << 20, 1, &t),
+                     &obc__allgatherv_posted);
     pick_segs = NULL;
 }
 

@@ -20,7 +20,8 @@
 /* obct: name=tcp env=OBC_HOST_ID=rank/2 env=OBCT_QUICK=1 nranks=4 label=variant san */
 /* obct: name=tcp3 env=OBC_HOST_ID=rank/3 env=OBCT_QUICK=1 nranks=5 label=variant */
 /* obct: name=chunk5003 env=OBC_CHUNK_BYTES=5003 env=OBC_PEERS_IN_FLIGHT=5 env=OBCT_QUICK=1 nranks=3 label=variant */
-/* obct: name=channels env=OBC_ALGO=alltoall=pairwise,alltoallv=pairwise,gather=direct,scatter=direct env=OBCT_QUICK=1 nranks=4 label=variant */
+/* obct: name=channels env=OBC_ALGO=alltoall=pairwise,alltoallv=pairwise,allgatherv=pairwise,gather=direct,scatter=direct env=OBCT_QUICK=1 nranks=4 label=variant */
+/* obct: name=posted env=OBC_ALGO=allgatherv=posted,alltoallv=posted env=OBCT_QUICK=1 nranks=2,5 label=variant san */
 /* obct: name=cma1 env=OBC_GATHER_CMA_MIN_BYTES=1 env=OBC_ALLTOALL_CMA_MIN_BYTES=1 env=OBCT_QUICK=1 nranks=3 label=variant san */
 /* clang-format on */
 #include <stdbool.h>

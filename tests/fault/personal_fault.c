@@ -18,7 +18,8 @@
  *    or on the root, and against a small gather; alltoallv pairs of
  *    160 KB, read single copy by the receiver, where the odd rank sends
  *    more, or a small block to a rank that expects a large one, or the
- *    reverse). Every rank must
+ *    reverse; allgathervs, small and of 160 KB, where the odd rank's
+ *    counts differ, and one against an alltoallv). Every rank must
  *    fail (MISMATCH
  *    or ABORTED; a rank that only sends may finish, and then its next call
  *    fails), within the timeout, at least one with OBC_ERR_MISMATCH, and
@@ -346,7 +347,7 @@ int main(void)
          OBC_INT32},
         /* alltoallv pairs of 160 KB: the receiver reads the sender's block
          * single-copy (within a host the sender's posted table says where,
-         * alltoall_cma.c; between the tcp variant's host pairs px.c's pulled
+         * posted.c; between the tcp variant's host pairs px.c's pulled
          * messages); a count that differs changes whether the block is
          * deposited or read, or whether one end pulls */
         {"alltoallv single-copy pair, rank 1 sends rank 2 more than it expects", 1, ALLTOALLV,
@@ -355,6 +356,15 @@ int main(void)
          ALLTOALLV, ALLTOALLV, COUNT, BIG_COUNT, OBC_INT32, OBC_INT32},
         {"alltoallv, rank 1 sends rank 2 a small block where a single-copy one is expected", 1,
          ALLTOALLV, ALLTOALLV, BIG_COUNT, COUNT, OBC_INT32, OBC_INT32},
+        /* allgatherv: the odd rank's block and recvcounts differ from the
+         * others'; small (deposited within a host) and 160 KB (read
+         * single copy), and against an alltoallv (both post a table) */
+        {"allgatherv, one rank's counts larger", 1, ALLGATHERV, ALLGATHERV, COUNT, COUNT + 5,
+         OBC_INT32, OBC_INT32},
+        {"allgatherv single-copy, one rank's counts smaller", 3, ALLGATHERV, ALLGATHERV, BIG_COUNT,
+         BIG_COUNT - 10, OBC_INT32, OBC_INT32},
+        {"allgatherv against alltoallv", 2, ALLGATHERV, ALLTOALLV, COUNT, COUNT, OBC_FLOAT32,
+         OBC_FLOAT32},
     };
     struct obct_job job;
     char timeout[16];

@@ -1,42 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * alltoall_cma.c - single-copy alltoall and alltoallv within a host: every
- * rank posts where its blocks are once, and every rank fetches its block
- * of every peer itself, all ranks at once, with no hand-off per pair (the
+ * posted.c - the personal collectives that post their buffers once within
+ * a host: alltoall (cma), alltoallv and allgatherv (posted). Every rank
+ * says once where its blocks are, and every rank fetches its block of
+ * every peer itself, all ranks at once, with no hand-off per pair (the
  * pairwise exchange of px.c meets each partner in turn and copies every
  * byte twice, into a channel slot and out of it).
  *
- * alltoall (every block one size, from OBC_ALLTOALL_CMA_MIN_BYTES):
+ * alltoall, cma (every block one size, from OBC_ALLTOALL_CMA_MIN_BYTES):
  *   1. every rank posts its sendbuf address, block size and stamp in its
  *      mailbox and copies its own block locally;
  *   2. rank r reads block r of peer p's sendbuf into block p of its
  *      recvbuf with process_vm_readv.
- * alltoallv (blocks of any size, each pair's its own): a post must say
+ * alltoallv and allgatherv, posted (blocks of any size): a post must say
  * where each of n blocks is, which a 48-byte mailbox cannot, so it goes in
  * the rank's window input slot (algo/window/win.h, one chunk number per
- * call): a head (stamp, sendbuf, piece base) and a table of n entries,
- * one per receiver, of the block's length and where it is. A block of up
- * to plan.pull_min_bytes is deposited in the slot after the table while
- * room lasts (a system call costs about 2 us here, more than copying a few
- * KiB twice); a larger one stays in sendbuf and is read single-copy. The
- * sender alone decides per block, and the receiver follows the table, so
- * sizes that differ between pairs need no agreement.
+ * call): a head (stamp, source address, piece base) and a table of n
+ * entries, one per receiver, of the block's length and where it is. A
+ * block under plan.pull_min_bytes is deposited in the slot after the table
+ * while room lasts (a system call costs about 2 us here, more than copying
+ * a few KiB twice); a larger one stays where it is and is read
+ * single-copy. The sender alone decides per block, and the receiver
+ * follows the table, so sizes that differ between pairs need no
+ * agreement. allgatherv's every entry is the rank's one block, deposited
+ * once for all readers.
  *
- * Then, for both: rank r fetches its block of peer p for p = r+1, r+2, ...
+ * Then, for all: rank r fetches its block of peer p for p = r+1, r+2, ...
  * (mod n): the ranks start on different peers instead of all reading rank
  * 0 first. A peer that has not posted yet is passed over and read later
  * (of the next 64 in that order), so that a rank waits only when no posted
  * peer is left: with ranks outnumbering cores, a peer may not run for
  * milliseconds. Each fetch is counted in the sender's piece counts
  * (claimed, then done, as bcast_cma's pieces, whose counts these are), and
- * a rank returns once its n - 1 readers are counted (its sendbuf and its
+ * a rank returns once its n - 1 readers are counted (its buffer and its
  * post are free) and its own fetches are done: it does not wait for ranks
  * that are done with it but not with each other.
- * Out of place only: in place, a peer could read a block this rank has
- * already overwritten (select.c leaves in place to the pairwise exchange).
+ * alltoall(v) out of place only: in place, a peer could read a block this
+ * rank has already overwritten (select.c leaves in place to the pairwise
+ * exchange). allgatherv in place is fine: its own block, which the peers
+ * read, is the one region of recvbuf it does not write.
  * A peer whose stamp, block size (alltoall) or count for this rank
- * (alltoallv) differs is OBC_ERR_MISMATCH naming it. The reads notice an
- * abort or a dead peer between 8 MiB pieces (obc__arena_peer_read).
+ * differs is OBC_ERR_MISMATCH naming it. The reads notice an abort or a
+ * dead peer between 8 MiB pieces (obc__arena_peer_read).
  */
 #include <string.h>
 
@@ -51,10 +56,10 @@ struct a2a_msg {
     uint32_t base; /* the poster's piece counts at the start */
 };
 
-/* alltoallv's post, at the start of the window input slot. */
+/* A posted table's head, at the start of the window input slot. */
 struct a2av_head {
     uint64_t stamp;
-    uint64_t sendbuf;
+    uint64_t source; /* alltoallv: sendbuf; allgatherv: the rank's own block */
     uint32_t base;
     uint32_t nranks;
 };
@@ -62,7 +67,7 @@ struct a2av_head {
 /* An entry of the table after the head: the block for one receiver. */
 struct a2av_entry {
     uint64_t nbytes;
-    uint64_t where; /* DEPOSITED | offset in the slot, or offset in sendbuf */
+    uint64_t where; /* DEPOSITED | offset in the slot, or offset from source */
 };
 #define DEPOSITED (1ull << 63)
 
@@ -74,7 +79,7 @@ struct a2a_state {
     enum a2a_phase phase;
     uint64_t stamp;
     uint32_t seq;
-    uint32_t g; /* alltoallv: the window chunk of this call */
+    uint32_t g; /* posted: the window chunk of this call */
     uint32_t base; /* this rank's done count at the start (obc__arena_pieces_base) */
     int k; /* peers read in order so far (the next is rank + 1 + k) ... */
     uint64_t ahead; /* ... and bit j: peer rank + 1 + k + j read out of order */
@@ -82,23 +87,50 @@ struct a2a_state {
 _Static_assert(sizeof(struct a2a_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
 _Static_assert(sizeof(struct a2a_msg) <= OBC_MAILBOX_BYTES, "a post fits a mailbox");
 
-static bool is_v(const struct a2a_state *s)
+/* alltoallv and allgatherv post a table in the window slot; alltoall
+ * posts in its mailbox. */
+static bool is_posted(const struct a2a_state *s)
 {
-    return s->args->coll == OBC_COLL_ALLTOALLV;
+    return s->args->coll != OBC_COLL_ALLTOALL;
 }
 
-/* Block p of this rank's sendbuf (recv: the block from p in recvbuf): its
- * length and, in *off, its offset, in bytes. */
+/* The block for receiver p from this rank's source (recv: the block from
+ * p in recvbuf): its length and, in *off, its offset in bytes.
+ * Arrays (obc__coll_args.vec): alltoallv sendcounts, sdispls, recvcounts,
+ * rdispls; allgatherv recvcounts, displs. */
 static size_t block_at(const struct a2a_state *s, int p, bool recv, size_t *off)
 {
     const struct obc__coll_args *a = s->args;
-    if (!is_v(s)) {
+    size_t n = (size_t)s->ctx->nranks, es = obc_dtype_size(a->dtype);
+    const size_t *v = a->vec;
+    switch (a->coll) {
+    case OBC_COLL_ALLTOALL:
         *off = (size_t)p * a->nbytes;
         return a->nbytes;
+    case OBC_COLL_ALLTOALLV: {
+        size_t k = recv ? 2 * n : 0;
+        *off = v[k + n + (size_t)p] * es;
+        return v[k + (size_t)p] * es;
     }
-    size_t n = (size_t)s->ctx->nranks, es = obc_dtype_size(a->dtype), k = recv ? 2 * n : 0;
-    *off = a->vec[k + n + (size_t)p] * es;
-    return a->vec[k + (size_t)p] * es;
+    default: { /* allgatherv: the one block of its owner */
+        size_t owner = recv ? (size_t)p : (size_t)s->ctx->rank;
+        *off = recv ? v[n + owner] * es : 0;
+        return v[owner] * es;
+    }
+    }
+}
+
+/* Where this rank's blocks are read from: sendbuf, or allgatherv's own
+ * block (in recvbuf when in place). */
+static const char *source(const struct a2a_state *s)
+{
+    const struct obc__seg *g = &s->args->segs[0];
+    if (s->args->coll == OBC_COLL_ALLGATHERV && g->send == g->recv) {
+        size_t at;
+        (void)block_at(s, s->ctx->rank, true, &at);
+        return (const char *)g->recv + at;
+    }
+    return g->send;
 }
 
 static size_t table_bytes(int nranks)
@@ -106,13 +138,13 @@ static size_t table_bytes(int nranks)
     return sizeof(struct a2av_head) + (size_t)nranks * sizeof(struct a2av_entry);
 }
 
-/* alltoallv's table must fit a window slot: one of the smallest
+/* A posted table must fit a window slot: one of the smallest
  * OBC_CHUNK_BYTES (4 KiB) holds it up to 246 ranks. */
 #define SMALLEST_SLOT (4096u - 128u)
 
-/* One host, single-copy permitted, out of place. In place is sendbuf ==
- * recvbuf with bytes to move; obc_comm_algorithm's query has no buffers
- * (both NULL) and asks about the out-of-place call. */
+/* One host, single-copy permitted, out of place unless allgatherv. In
+ * place is sendbuf == recvbuf with bytes to move; obc_comm_algorithm's
+ * query has no buffers (both NULL) and asks about the out-of-place call. */
 static bool single_copy_possible(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
     if (args->nsegs != 1) {
@@ -120,7 +152,8 @@ static bool single_copy_possible(const struct obc__algo_ctx *ctx, const struct o
     }
     const struct obc__seg *g = &args->segs[0];
     bool in_place = g->send == g->recv && g->send != NULL;
-    return !in_place && ctx->nranks > 1 && ctx->arena_has_all && ctx->cma;
+    return (!in_place || args->coll == OBC_COLL_ALLGATHERV) && ctx->nranks > 1 &&
+        ctx->arena_has_all && ctx->cma;
 }
 
 static bool a2a_cma_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
@@ -130,8 +163,8 @@ static bool a2a_cma_supports(const struct obc__algo_ctx *ctx, const struct obc__
 
 static bool posted_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    return args->coll == OBC_COLL_ALLTOALLV && single_copy_possible(ctx, args) &&
-        table_bytes(ctx->nranks) <= SMALLEST_SLOT;
+    return (args->coll == OBC_COLL_ALLTOALLV || args->coll == OBC_COLL_ALLGATHERV) &&
+        single_copy_possible(ctx, args) && table_bytes(ctx->nranks) <= SMALLEST_SLOT;
 }
 
 static void a2a_cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
@@ -142,7 +175,7 @@ static void a2a_cma_init(void *state, struct obc__algo_ctx *ctx, const struct ob
     s->args = args;
     s->stamp = obc__algo_stamp(args);
     s->seq = (uint32_t)args->seq + 1; /* mailbox words start at 0 */
-    if (is_v(s)) {
+    if (is_posted(s)) {
         s->g = win_reserve(ctx, 1); /* once per call on every rank: the numbers agree */
     } else {
         s->phase = PHASE_POST;
@@ -164,7 +197,13 @@ static obc_result_t bad_count(struct a2a_state *s, int peer, size_t theirs, size
 {
     const struct obc__coll_args *a = s->args;
     obc__arena_abort_mismatch(s->ctx->arena, s->ctx->rank, peer);
-    if (is_v(s)) {
+    if (a->coll == OBC_COLL_ALLGATHERV) {
+        return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
+                            "allgatherv #%llu: rank %d's block has %zu elements, but rank %d's "
+                            "recvcounts say %zu (their recvcounts differ)",
+                            (unsigned long long)a->seq, peer, theirs, s->ctx->rank, mine);
+    }
+    if (a->coll == OBC_COLL_ALLTOALLV) {
         return obc__err_set(s->ctx->err, OBC_ERR_MISMATCH,
                             "alltoallv #%llu: rank %d sends %zu elements to rank %d, but rank %d "
                             "expects %zu from rank %d (their counts differ)",
@@ -213,42 +252,51 @@ static obc_result_t fetch_posted(struct a2a_state *s, int peer, const struct a2a
         obc__copy(dst, (const unsigned char *)h + (e->where & ~DEPOSITED), nbytes, 0);
         return OBC_SUCCESS;
     }
-    const char *src = (const char *)(uintptr_t)h->sendbuf + e->where;
+    const char *src = (const char *)(uintptr_t)h->source + e->where;
     return obc__arena_peer_read(s->ctx->arena, peer, dst, src, nbytes);
 }
 
-/* This rank's own block, sendbuf to recvbuf. */
+/* This rank's own block into its place in recvbuf (allgatherv in place:
+ * it is there already). */
 static void copy_own(const struct a2a_state *s)
 {
-    const struct obc__seg *g = &s->args->segs[0];
+    const char *src = source(s);
+    char *recv = s->args->segs[0].recv;
     size_t from, to, bytes = block_at(s, s->ctx->rank, false, &from);
     (void)block_at(s, s->ctx->rank, true, &to);
-    if (bytes > 0) {
-        obc__copy((char *)g->recv + to, (const char *)g->send + from, bytes, 0);
+    if (bytes > 0 && src + from != recv + to) {
+        obc__copy(recv + to, src + from, bytes, 0);
     }
 }
 
-/* alltoallv: the head and table in this rank's slot, small blocks after
- * them while they fit. */
+/* Posted: the head and table in this rank's slot, small blocks after
+ * them while they fit (allgatherv's one block once, for every entry). */
 static void post_table(struct a2a_state *s)
 {
     const struct obc__coll_args *a = s->args;
     int n = s->ctx->nranks;
+    const char *src = source(s);
     size_t room = win_chunk_bytes(s->ctx);
     unsigned char *slot = win_input(s->ctx, s->ctx->rank, s->g);
     struct a2av_head *h = (struct a2av_head *)slot;
     struct a2av_entry *e = (struct a2av_entry *)(h + 1);
     size_t used = table_bytes(n);
-    *h = (struct a2av_head){s->stamp, (uint64_t)(uintptr_t)a->segs[0].send, s->base, (uint32_t)n};
+    uint64_t one_block = 0; /* allgatherv: where its block was deposited, once it is */
+    *h = (struct a2av_head){s->stamp, (uint64_t)(uintptr_t)src, s->base, (uint32_t)n};
     for (int p = 0; p < n; p++) {
         size_t off, nbytes = block_at(s, p, false, &off);
         size_t at = (used + 63) & ~(size_t)63; /* deposits start on a cache line */
         e[p] = (struct a2av_entry){nbytes, off};
-        if (p != s->ctx->rank && nbytes > 0 && nbytes < a->plan.pull_min_bytes &&
-            at + nbytes <= room) {
-            obc__copy(slot + at, (const char *)a->segs[0].send + off, nbytes, 0);
+        if (p == s->ctx->rank || nbytes == 0 || nbytes >= a->plan.pull_min_bytes) {
+            continue;
+        }
+        if (one_block != 0) {
+            e[p].where = one_block;
+        } else if (at + nbytes <= room) {
+            obc__copy(slot + at, src + off, nbytes, 0);
             e[p].where = DEPOSITED | at;
             used = at + nbytes;
+            one_block = a->coll == OBC_COLL_ALLGATHERV ? e[p].where : 0;
         }
     }
     win_stamp(s->ctx, s->g, s->stamp, used); /* a window algorithm reading this slot mismatches */
@@ -270,7 +318,7 @@ static void count_read(struct a2a_state *s, int peer, uint32_t base)
 static bool fetch_from(struct a2a_state *s, int peer, struct obc__wait *w, obc_result_t *res)
 {
     uint32_t base;
-    if (is_v(s)) {
+    if (is_posted(s)) {
         if (!obc__arena_flag_reached(s->ctx->arena, peer, WIN_POSTED, s->g + 1, w)) {
             return false;
         }
@@ -304,7 +352,7 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
         __attribute__((fallthrough));
     case PHASE_POST:
         s->base = obc__arena_pieces_base(s->ctx->arena); /* before anyone can count here */
-        if (is_v(s)) {
+        if (is_posted(s)) {
             post_table(s);
             win_set(s->ctx, WIN_POSTED, s->g);
         } else {
@@ -346,7 +394,7 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
                 return OBC_IN_PROGRESS;
             }
         }
-        if (is_v(s)) {
+        if (is_posted(s)) {
             win_set(s->ctx, WIN_DONE, s->g); /* read every peer's slot */
         }
         s->phase = PHASE_DONE;
@@ -363,3 +411,5 @@ const struct obc__algo obc__alltoall_cma = {OBC_COLL_ALLTOALL, "cma", a2a_cma_su
                                             a2a_cma_init, a2a_cma_step};
 const struct obc__algo obc__alltoallv_posted = {OBC_COLL_ALLTOALLV, "posted", posted_supports,
                                                 a2a_cma_init, a2a_cma_step};
+const struct obc__algo obc__allgatherv_posted = {OBC_COLL_ALLGATHERV, "posted", posted_supports,
+                                                 a2a_cma_init, a2a_cma_step};
