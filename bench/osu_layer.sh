@@ -15,7 +15,8 @@
 # e.g. TIME_ITERS=1000 TIME_WARMUP=200 for numbers worth quoting):
 #   RANKS="2 4"  ITERS=3  WARMUP=1  TIME_ITERS=20  TIME_WARMUP=5
 #   MAXSIZE=4194304  LIMIT=300 (s per run)  PASSES="check time"
-#   BENCHES="bcast allreduce allgather alltoall reduce barrier gather scatter"
+#   BENCHES="bcast allreduce allgather alltoall reduce barrier gather scatter
+#            alltoallv allgatherv"
 #   TYPES=all    OSU's -T (all = MPI_CHAR, MPI_INT, MPI_FLOAT; MPI_CHAR
 #                reductions are passed to MPI by the layer, the others served)
 #   SIZES="8 1024 65536 1048576 4194304"  the latency table's rows
@@ -32,7 +33,7 @@ fi
 bin=$osu/c/mpi/collective/blocking
 : "${RANKS:=2 4}" "${ITERS:=3}" "${WARMUP:=1}" "${MAXSIZE:=4194304}" "${LIMIT:=300}"
 : "${TIME_ITERS:=20}" "${TIME_WARMUP:=5}" "${PASSES:=check time}"
-: "${BENCHES:=bcast allreduce allgather alltoall reduce barrier gather scatter}"
+: "${BENCHES:=bcast allreduce allgather alltoall reduce barrier gather scatter alltoallv allgatherv}"
 : "${TYPES:=all}" "${SIZES:=8 1024 65536 1048576 4194304}"
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT

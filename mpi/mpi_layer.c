@@ -360,7 +360,7 @@ bool obc__mpi_reduce_op(MPI_Op op, obc_redop_t *out)
 
 /* Used where it lies: a predefined type with no gaps (MPI_LONG_DOUBLE_INT
  * and the like have padding, so they are packed). */
-static bool is_direct(MPI_Datatype t)
+bool obc__mpi_type_is_direct(MPI_Datatype t)
 {
     int size = 0;
     MPI_Aint lb = 0;
@@ -388,7 +388,7 @@ int obc__mpi_view_open(struct obc__mpi_view *v, const void *user, long long coun
         return MPI_ERR_TYPE;
     }
     v->nbytes = (size_t)count * (size_t)size;
-    if (is_direct(type) || v->nbytes == 0) {
+    if (obc__mpi_type_is_direct(type) || v->nbytes == 0) {
         v->bytes = v->user;
         return MPI_SUCCESS;
     }

@@ -44,6 +44,7 @@ enum obc__mpi_call {
     OBC__MPI_ALLTOALL,
     OBC__MPI_GATHER,
     OBC__MPI_SCATTER,
+    OBC__MPI_ALLTOALLV, /* no size common to all ranks: asked with 0 bytes */
 };
 
 /* The obc communicator serving a call on comm that names nbytes bytes (its
@@ -98,6 +99,8 @@ struct obc__mpi_view {
     size_t nbytes; /* count * the size of type */
     bool is_packed; /* bytes is a temporary */
 };
+/* A predefined datatype with no gaps, whose items are used where they lie. */
+bool obc__mpi_type_is_direct(MPI_Datatype t);
 /* Set v up; with load, a packed view copies the caller's data in. Returns an
  * MPI error code (MPI_ERR_NO_MEM, MPI_ERR_COUNT) or MPI_SUCCESS. */
 int obc__mpi_view_open(struct obc__mpi_view *v, const void *user, long long count,

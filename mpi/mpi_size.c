@@ -46,7 +46,7 @@ static const struct min_bytes table[] = {
     [OBC__MPI_ALLREDUCE] = {0, 0}, [OBC__MPI_REDUCE] = {0, 0},
     [OBC__MPI_ALLGATHER] = {0, 0}, [OBC__MPI_REDUCE_SCATTER_BLOCK] = {0, 0},
     [OBC__MPI_ALLTOALL] = {0, 0},  [OBC__MPI_GATHER] = {0, 0},
-    [OBC__MPI_SCATTER] = {0, 0},
+    [OBC__MPI_SCATTER] = {0, 0},   [OBC__MPI_ALLTOALLV] = {0, 0},
 };
 #else /* Open MPI */
 static const struct min_bytes table[] = {
@@ -59,6 +59,7 @@ static const struct min_bytes table[] = {
     [OBC__MPI_ALLTOALL] = {4096, 4096},
     [OBC__MPI_GATHER] = {4096, 512},
     [OBC__MPI_SCATTER] = {4096, 512},
+    [OBC__MPI_ALLTOALLV] = {0, 0}, /* mpi_vector.c: every size */
 };
 #endif
 

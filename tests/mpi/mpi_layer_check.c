@@ -10,6 +10,8 @@
  * op on a derived type, a type obc lacks, an inter-communicator) run too.
  * Rank 0 prints how many calls the layer should have served and passed
  * (docs/mpi.md's rule), which mpi_layer.sh compares with OBC_MPI_REPORT's line.
+ * MPI_Alltoallv and MPI_Allgatherv, which the layer serves too, run with
+ * uneven counts, gaps and reversed displacements on every type.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -190,6 +192,74 @@ static void reductions(MPI_Comm c, const struct type_case *tc, int opi, size_t c
     free(want);
 }
 
+/* Uneven blocks for the v-forms: from rank s to rank d (alltoallv), or
+ * rank s's own (allgatherv, d = -1), some of them empty, each at most
+ * count + 2 items. */
+static int vcount(int count, int s, int d)
+{
+    int k = (s * 5 + d * 3 + 7) % 4;
+    return k == 0 ? 0 : count / 2 + k;
+}
+
+/* Alltoallv and Allgatherv of `type`, in place and not, with uneven counts
+ * and displacements in reverse rank order with a gap of one item, against
+ * PMPI; every byte outside the blocks must keep its poison. */
+static void vector_movements(MPI_Comm c, MPI_Datatype type, int count)
+{
+    int n = 0, r = 0;
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Comm_size(c, &n);
+    MPI_Comm_rank(c, &r);
+    MPI_Type_get_extent(type, &lb, &extent);
+    int *sc = malloc(6 * (size_t)n * sizeof(int));
+    int *sd = sc + n, *rc = sc + 2 * n, *rd = sc + 3 * n, *gc = sc + 4 * n, *gd = sc + 5 * n;
+    int slot = count / 2 + 4; /* items per block position: the largest block and a gap */
+    for (int p = 0; p < n; p++) {
+        sc[p] = vcount(count, r, p);
+        rc[p] = vcount(count, p, r);
+        gc[p] = vcount(count, p, -1);
+        sd[p] = rd[p] = gd[p] = (n - 1 - p) * slot;
+    }
+    size_t nb = (size_t)n * (size_t)slot * (size_t)extent;
+    unsigned char *in = malloc(nb + 1), *got = malloc(nb + 1), *want = malloc(nb + 1);
+    for (size_t i = 0; i < nb; i++) {
+        in[i] = (unsigned char)(r * 29 + i * 13 + 3);
+    }
+    memset(got, 0x5a, nb);
+    memset(want, 0x5a, nb);
+    MPI_Alltoallv(in, sc, sd, type, got, rc, rd, type, c);
+    PMPI_Alltoallv(in, sc, sd, type, want, rc, rd, type, c);
+    same(got, want, nb, "MPI_Alltoallv", c);
+    /* in place: the data comes from recvbuf, recvcounts and rdispls both ways */
+    for (int p = 0; p < n; p++) { /* counts symmetric between each pair */
+        rc[p] = vcount(count, r < p ? r : p, r < p ? p : r);
+    }
+    memcpy(got, in, nb);
+    memcpy(want, in, nb);
+    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, type, got, rc, rd, type, c);
+    PMPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, type, want, rc, rd, type, c);
+    same(got, want, nb, "MPI_Alltoallv in place", c);
+
+    memset(got, 0x5a, nb);
+    memset(want, 0x5a, nb);
+    MPI_Allgatherv(in, gc[r], type, got, gc, gd, type, c);
+    PMPI_Allgatherv(in, gc[r], type, want, gc, gd, type, c);
+    same(got, want, nb, "MPI_Allgatherv", c);
+    /* in place: the own block already at its displacement (copied with its
+     * gaps, so the two runs start alike) */
+    memset(got, 0x5a, nb);
+    memcpy(got + (size_t)gd[r] * (size_t)extent, in, (size_t)gc[r] * (size_t)extent);
+    memcpy(want, got, nb);
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, got, gc, gd, type, c);
+    PMPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, want, gc, gd, type, c);
+    same(got, want, nb, "MPI_Allgatherv in place", c);
+    expect_served += 4;
+    free(sc);
+    free(in);
+    free(got);
+    free(want);
+}
+
 /* Bcast, Allgather, Alltoall, Gather, Scatter of bytes in `type`, in place
  * and not, and one Barrier, against PMPI. Served on any intra-communicator. */
 static void movements(MPI_Comm c, MPI_Datatype type, size_t count, int served)
@@ -259,6 +329,7 @@ static void movements(MPI_Comm c, MPI_Datatype type, size_t count, int served)
 
     MPI_Barrier(c);
     expect_served += 5;
+    vector_movements(c, type, ic);
     if (!served) {
         fprintf(stderr, "mpi_layer_check: movements are always served on intra-communicators\n");
         exit(2);
@@ -456,6 +527,7 @@ static void personal_derived(MPI_Comm c)
     PMPI_Alltoall(MPI_IN_PLACE, 1, vec, want, 1, vec, c);
     same(got, want, nb, "MPI_Alltoall in place on a vector type", c);
     expect_served += 8;
+    vector_movements(c, vec, 5); /* packed block by block, gaps untouched */
     MPI_Type_free(&vec);
     MPI_Type_free(&block16);
     free(in);

@@ -140,6 +140,44 @@ static void round_of(MPI_Comm comm, int n, int salt)
     check("MPI_Scatter", n, got, want);
     expect(nbytes);
 
+    /* allgatherv: rank i's block n + i ints, judged by the average block
+     * (the same on every rank) */
+    int *vc = malloc(4 * (size_t)nranks * sizeof(int));
+    int *vd = vc + nranks, *sc = vc + 2 * nranks, *sd = vc + 3 * nranks;
+    long long vtotal = 0;
+    for (int i = 0; i < nranks; i++) {
+        vc[i] = n + i;
+        vd[i] = i == 0 ? 0 : vd[i - 1] + vc[i - 1];
+        vtotal += vc[i];
+    }
+    int *vin = malloc((size_t)(n + nranks) * sizeof(int));
+    int *vgot = malloc((size_t)vtotal * sizeof(int));
+    int *vwant = malloc((size_t)vtotal * sizeof(int));
+    for (int i = 0; i < n + rank; i++) {
+        vin[i] = value(rank, i, salt);
+    }
+    MPI_Allgatherv(vin, n + rank, MPI_INT, vgot, vc, vd, MPI_INT, comm);
+    PMPI_Allgatherv(vin, n + rank, MPI_INT, vwant, vc, vd, MPI_INT, comm);
+    check("MPI_Allgatherv", (int)vtotal, vgot, vwant);
+    expect(vtotal * (long long)sizeof(int) / nranks);
+
+    /* alltoallv: block n ints to every peer, in rank 1's block type; no
+     * size is common to all ranks, so it names 0 bytes */
+    for (int i = 0; i < nranks; i++) {
+        sc[i] = n;
+        sd[i] = i * n;
+        vc[i] = cnt;
+        vd[i] = i * cnt;
+    }
+    MPI_Alltoallv(in, sc, sd, MPI_INT, got, vc, vd, t, comm);
+    PMPI_Alltoallv(in, sc, sd, MPI_INT, want, sc, sd, MPI_INT, comm);
+    check("MPI_Alltoallv", (int)all, got, want);
+    expect(0);
+    free(vc);
+    free(vin);
+    free(vgot);
+    free(vwant);
+
     if (made != MPI_DATATYPE_NULL) {
         MPI_Type_free(&made);
     }
