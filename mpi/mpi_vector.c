@@ -17,8 +17,9 @@
  * MPI_Alltoallv's counts differ from rank to rank: two ranks still share
  * the sizes of their one pair (alltoallv_comm), but with more no size is
  * common to all, so it is served at every size: obc's is ahead of Open
- * MPI's and MPICH's at 4 and 8 ranks at every size obc-perf measured
- * (docs/perf/alltoall.md).
+ * MPI's at 4 and 8 ranks at every size obc-perf measured against
+ * mpi_coll_bench (docs/perf/alltoall.md), and under OSU ahead of MPICH's
+ * at 2 and 4 ranks from 1 KiB (bench/results/2026-12-05-osu-vforms).
  * MPI_IN_PLACE: an alltoallv's data comes from recvbuf, copied first (obc
  * has no in-place alltoallv); an allgatherv's own block is already in
  * recvbuf, which is obc's in-place form.
@@ -51,9 +52,9 @@ static void vview_free(struct vview *v)
     v->is_packed = false;
 }
 
-/* Set v up over n blocks of user (a type with no gaps and displacements
- * that are not negative is used where it lies); force_copy: a temporary even for a flat
- * type (an in-place alltoallv's send side); load: copy the blocks in. */
+/* Set v up over n blocks of user (a type with no gaps, with displacements
+ * that are not negative, is used where it lies); force_copy: a temporary
+ * even then (an in-place alltoallv's send side); load: copy the blocks in. */
 static int vview_open(struct vview *v, const void *user, const int *counts, const int *displs,
                       MPI_Datatype type, int n, bool force_copy, bool load, MPI_Comm comm)
 {

@@ -432,9 +432,9 @@ static const struct obc__algo *personal_choice(const struct obc__algo_ctx *ctx,
     if (args->coll == OBC_COLL_ALLGATHERV && ctx->nranks > 2 &&
         args->nbytes >= ALLGATHERV_POSTED_MIN_BYTES && obc__allgatherv_posted.supports(ctx, args)) {
         SAY(why, why_bytes,
-            "one host, %zu bytes gathered >= %u: posted blocks, read single-copy (%d ranks, %d "
-            "CPUs)",
-            args->nbytes, ALLGATHERV_POSTED_MIN_BYTES, ctx->nranks, tuning->ncpus);
+            "one host, %zu bytes gathered >= %u: posted blocks, below %zu bytes deposited, "
+            "larger read single-copy (%d ranks, %d CPUs)",
+            args->nbytes, ALLGATHERV_POSTED_MIN_BYTES, a2a_min, ctx->nranks, tuning->ncpus);
         return &obc__allgatherv_posted;
     }
     const struct obc__algo *rooted_cma =
@@ -583,10 +583,10 @@ static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tu
     plan->whole_max_bytes = tuning->win_whole_max_bytes;
     plan->peers_in_flight =
         is_pairwise(a) ? partners_in_flight(ctx, tuning) : tuning->peers_in_flight;
-    /* The v-forms' blocks differ between pairs, so no single-copy algorithm
-     * can be chosen for the whole call by size on every rank alike; but both
-     * ends of a pair know its two sizes, so a pair moves a large block single
-     * copy within the exchange (px.c), from alltoall's limit per block. */
+    /* The v-forms move a block single-copy from alltoall's limit per
+     * block: in the pairwise exchange a pair pulls it (both ends know the
+     * pair's sizes, px.c); posted, a smaller one is deposited in the slot
+     * and a larger one read (the sender alone decides, posted.c). */
     if (ctx->cma &&
         (a == &obc__alltoallv_pairwise || a == &obc__allgatherv_pairwise ||
          a == &obc__alltoallv_posted || a == &obc__allgatherv_posted)) {

@@ -49,7 +49,7 @@
 #include "algo/window/win.h"
 #include "core/copy.h"
 
-struct a2a_msg {
+struct mailbox_post {
     uint64_t addr; /* the poster's sendbuf */
     uint64_t nbytes; /* its block (alltoall) */
     uint64_t stamp;
@@ -57,7 +57,7 @@ struct a2a_msg {
 };
 
 /* A posted table's head, at the start of the window input slot. */
-struct a2av_head {
+struct post_head {
     uint64_t stamp;
     uint64_t source; /* alltoallv: sendbuf; allgatherv: the rank's own block */
     uint32_t base;
@@ -65,18 +65,18 @@ struct a2av_head {
 };
 
 /* An entry of the table after the head: the block for one receiver. */
-struct a2av_entry {
+struct post_entry {
     uint64_t nbytes;
     uint64_t where; /* DEPOSITED | offset in the slot, or offset from source */
 };
 #define DEPOSITED (1ull << 63)
 
-enum a2a_phase { PHASE_SLOT, PHASE_POST, PHASE_COPY, PHASE_DONE };
+enum post_phase { PHASE_SLOT, PHASE_POST, PHASE_COPY, PHASE_DONE };
 
-struct a2a_state {
+struct post_state {
     struct obc__algo_ctx *ctx;
     const struct obc__coll_args *args;
-    enum a2a_phase phase;
+    enum post_phase phase;
     uint64_t stamp;
     uint32_t seq;
     uint32_t g; /* posted: the window chunk of this call */
@@ -84,12 +84,12 @@ struct a2a_state {
     int k; /* peers read in order so far (the next is rank + 1 + k) ... */
     uint64_t ahead; /* ... and bit j: peer rank + 1 + k + j read out of order */
 };
-_Static_assert(sizeof(struct a2a_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
-_Static_assert(sizeof(struct a2a_msg) <= OBC_MAILBOX_BYTES, "a post fits a mailbox");
+_Static_assert(sizeof(struct post_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
+_Static_assert(sizeof(struct mailbox_post) <= OBC_MAILBOX_BYTES, "a post fits a mailbox");
 
 /* alltoallv and allgatherv post a table in the window slot; alltoall
  * posts in its mailbox. */
-static bool is_posted(const struct a2a_state *s)
+static bool is_posted(const struct post_state *s)
 {
     return s->args->coll != OBC_COLL_ALLTOALL;
 }
@@ -98,7 +98,7 @@ static bool is_posted(const struct a2a_state *s)
  * p in recvbuf): its length and, in *off, its offset in bytes.
  * Arrays (obc__coll_args.vec): alltoallv sendcounts, sdispls, recvcounts,
  * rdispls; allgatherv recvcounts, displs. */
-static size_t block_at(const struct a2a_state *s, int p, bool recv, size_t *off)
+static size_t block_at(const struct post_state *s, int p, bool recv, size_t *off)
 {
     const struct obc__coll_args *a = s->args;
     size_t n = (size_t)s->ctx->nranks, es = obc_dtype_size(a->dtype);
@@ -122,7 +122,7 @@ static size_t block_at(const struct a2a_state *s, int p, bool recv, size_t *off)
 
 /* Where this rank's blocks are read from: sendbuf, or allgatherv's own
  * block (in recvbuf when in place). */
-static const char *source(const struct a2a_state *s)
+static const char *source(const struct post_state *s)
 {
     const struct obc__seg *g = &s->args->segs[0];
     if (s->args->coll == OBC_COLL_ALLGATHERV && g->send == g->recv) {
@@ -135,7 +135,7 @@ static const char *source(const struct a2a_state *s)
 
 static size_t table_bytes(int nranks)
 {
-    return sizeof(struct a2av_head) + (size_t)nranks * sizeof(struct a2av_entry);
+    return sizeof(struct post_head) + (size_t)nranks * sizeof(struct post_entry);
 }
 
 /* A posted table must fit a window slot: one of the smallest
@@ -167,9 +167,9 @@ static bool posted_supports(const struct obc__algo_ctx *ctx, const struct obc__c
         single_copy_possible(ctx, args) && table_bytes(ctx->nranks) <= SMALLEST_SLOT;
 }
 
-static void a2a_cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+static void post_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    struct a2a_state *s = state;
+    struct post_state *s = state;
     memset(s, 0, sizeof(*s));
     s->ctx = ctx;
     s->args = args;
@@ -182,7 +182,7 @@ static void a2a_cma_init(void *state, struct obc__algo_ctx *ctx, const struct ob
     }
 }
 
-static obc_result_t bad_stamp(struct a2a_state *s, int peer, uint64_t stamp)
+static obc_result_t bad_stamp(struct post_state *s, int peer, uint64_t stamp)
 {
     const struct obc__coll_args *a = s->args;
     obc__arena_abort_mismatch(s->ctx->arena, s->ctx->rank, peer);
@@ -193,7 +193,7 @@ static obc_result_t bad_stamp(struct a2a_state *s, int peer, uint64_t stamp)
                         (unsigned long long)stamp, (unsigned long long)s->stamp);
 }
 
-static obc_result_t bad_count(struct a2a_state *s, int peer, size_t theirs, size_t mine)
+static obc_result_t bad_count(struct post_state *s, int peer, size_t theirs, size_t mine)
 {
     const struct obc__coll_args *a = s->args;
     obc__arena_abort_mismatch(s->ctx->arena, s->ctx->rank, peer);
@@ -217,7 +217,7 @@ static obc_result_t bad_count(struct a2a_state *s, int peer, size_t theirs, size
 }
 
 /* alltoall: block `me` of peer's sendbuf into block `peer` of recvbuf. */
-static obc_result_t fetch_block(struct a2a_state *s, int peer, const struct a2a_msg *m)
+static obc_result_t fetch_block(struct post_state *s, int peer, const struct mailbox_post *m)
 {
     size_t blk = s->args->nbytes, es = obc_dtype_size(s->args->dtype);
     if (m->stamp != s->stamp) {
@@ -233,13 +233,13 @@ static obc_result_t fetch_block(struct a2a_state *s, int peer, const struct a2a_
 
 /* alltoallv: this rank's entry of peer's table, then the block, from the
  * slot or from peer's sendbuf, into its place in recvbuf. */
-static obc_result_t fetch_posted(struct a2a_state *s, int peer, const struct a2av_head *h)
+static obc_result_t fetch_posted(struct post_state *s, int peer, const struct post_head *h)
 {
     size_t es = obc_dtype_size(s->args->dtype), to;
     if (h->stamp != s->stamp) {
         return bad_stamp(s, peer, h->stamp);
     }
-    const struct a2av_entry *e = (const struct a2av_entry *)(h + 1) + s->ctx->rank;
+    const struct post_entry *e = (const struct post_entry *)(h + 1) + s->ctx->rank;
     size_t nbytes = (size_t)e->nbytes, want = block_at(s, peer, true, &to);
     if (nbytes != want) {
         return bad_count(s, peer, nbytes / es, want / es);
@@ -258,7 +258,7 @@ static obc_result_t fetch_posted(struct a2a_state *s, int peer, const struct a2a
 
 /* This rank's own block into its place in recvbuf (allgatherv in place:
  * it is there already). */
-static void copy_own(const struct a2a_state *s)
+static void copy_own(const struct post_state *s)
 {
     const char *src = source(s);
     char *recv = s->args->segs[0].recv;
@@ -271,22 +271,22 @@ static void copy_own(const struct a2a_state *s)
 
 /* Posted: the head and table in this rank's slot, small blocks after
  * them while they fit (allgatherv's one block once, for every entry). */
-static void post_table(struct a2a_state *s)
+static void post_table(struct post_state *s)
 {
     const struct obc__coll_args *a = s->args;
     int n = s->ctx->nranks;
     const char *src = source(s);
     size_t room = win_chunk_bytes(s->ctx);
     unsigned char *slot = win_input(s->ctx, s->ctx->rank, s->g);
-    struct a2av_head *h = (struct a2av_head *)slot;
-    struct a2av_entry *e = (struct a2av_entry *)(h + 1);
+    struct post_head *h = (struct post_head *)slot;
+    struct post_entry *e = (struct post_entry *)(h + 1);
     size_t used = table_bytes(n);
     uint64_t one_block = 0; /* allgatherv: where its block was deposited, once it is */
-    *h = (struct a2av_head){s->stamp, (uint64_t)(uintptr_t)src, s->base, (uint32_t)n};
+    *h = (struct post_head){s->stamp, (uint64_t)(uintptr_t)src, s->base, (uint32_t)n};
     for (int p = 0; p < n; p++) {
         size_t off, nbytes = block_at(s, p, false, &off);
         size_t at = (used + 63) & ~(size_t)63; /* deposits start on a cache line */
-        e[p] = (struct a2av_entry){nbytes, off};
+        e[p] = (struct post_entry){nbytes, off};
         if (p == s->ctx->rank || nbytes == 0 || nbytes >= a->plan.pull_min_bytes) {
             continue;
         }
@@ -306,7 +306,7 @@ static void post_table(struct a2a_state *s)
  * bcast_cma's too, whose claims start from the done count: claim, then
  * count done, so that the two stay level (each of the n - 1 readers
  * claims one "piece"). */
-static void count_read(struct a2a_state *s, int peer, uint32_t base)
+static void count_read(struct post_state *s, int peer, uint32_t base)
 {
     uint32_t piece;
     (void)obc__arena_piece_claim(s->ctx->arena, peer, base, (uint32_t)s->ctx->nranks - 1, &piece);
@@ -315,18 +315,18 @@ static void count_read(struct a2a_state *s, int peer, uint32_t base)
 
 /* Fetch peer's block for this rank if peer has posted; false (with *w
  * set) if not yet. */
-static bool fetch_from(struct a2a_state *s, int peer, struct obc__wait *w, obc_result_t *res)
+static bool fetch_from(struct post_state *s, int peer, struct obc__wait *w, obc_result_t *res)
 {
     uint32_t base;
     if (is_posted(s)) {
         if (!obc__arena_flag_reached(s->ctx->arena, peer, WIN_POSTED, s->g + 1, w)) {
             return false;
         }
-        const struct a2av_head *h = (const struct a2av_head *)win_input(s->ctx, peer, s->g);
+        const struct post_head *h = (const struct post_head *)win_input(s->ctx, peer, s->g);
         base = h->base;
         *res = fetch_posted(s, peer, h);
     } else {
-        struct a2a_msg m;
+        struct mailbox_post m;
         if (!obc__arena_mailbox_read(s->ctx->arena, peer, s->seq, &m, sizeof(m), w)) {
             return false;
         }
@@ -339,9 +339,9 @@ static bool fetch_from(struct a2a_state *s, int peer, struct obc__wait *w, obc_r
     return true;
 }
 
-static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
+static obc_result_t post_step(void *state, struct obc__wait *w)
 {
-    struct a2a_state *s = state;
+    struct post_state *s = state;
     int me = s->ctx->rank, n = s->ctx->nranks;
     switch (s->phase) {
     case PHASE_SLOT:
@@ -356,8 +356,8 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
             post_table(s);
             win_set(s->ctx, WIN_POSTED, s->g);
         } else {
-            struct a2a_msg mine = {(uint64_t)(uintptr_t)s->args->segs[0].send, s->args->nbytes,
-                                   s->stamp, s->base};
+            struct mailbox_post mine = {(uint64_t)(uintptr_t)s->args->segs[0].send, s->args->nbytes,
+                                        s->stamp, s->base};
             obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
         }
         copy_own(s);
@@ -407,9 +407,9 @@ static obc_result_t a2a_cma_step(void *state, struct obc__wait *w)
     return OBC_ERR_INTERNAL;
 }
 
-const struct obc__algo obc__alltoall_cma = {OBC_COLL_ALLTOALL, "cma", a2a_cma_supports,
-                                            a2a_cma_init, a2a_cma_step};
+const struct obc__algo obc__alltoall_cma = {OBC_COLL_ALLTOALL, "cma", a2a_cma_supports, post_init,
+                                            post_step};
 const struct obc__algo obc__alltoallv_posted = {OBC_COLL_ALLTOALLV, "posted", posted_supports,
-                                                a2a_cma_init, a2a_cma_step};
+                                                post_init, post_step};
 const struct obc__algo obc__allgatherv_posted = {OBC_COLL_ALLGATHERV, "posted", posted_supports,
-                                                 a2a_cma_init, a2a_cma_step};
+                                                 post_init, post_step};
