@@ -125,7 +125,7 @@ static size_t or_default(size_t value, size_t def)
  * VM at 2, 4 and 8 ranks, 8 B .. 256 MiB; docs/algorithms.md):
  *  - the eager ring and the arena are the same pipeline; the eager ring's
  *    64 small slots let a root run ahead of many small messages;
- *  - single-copy (CMA, claimed pieces) from 256 KiB while every rank has a
+ *  - single-copy (CMA, claimed pieces) from 64 KiB while every rank has a
  *    CPU: the arena's chunk-by-chunk hand-offs need producer and consumers
  *    running at once. At 2 ranks its time swung 2x between runs (64 MiB:
  *    9.8 or 18-19 ms; three rounds beside Open MPI: arena 714 us / 18.0 ms
@@ -138,7 +138,16 @@ static size_t or_default(size_t value, size_t def)
  *    (bench/results/2026-12-04-bcast-cma-256k), CMA led there: 21.8 us
  *    against the arena's 24.9 and Open MPI's 23.7 (medians, max over
  *    ranks; span the same), while at 128 KiB the arena stayed level or
- *    ahead (13.1 / 13.4 / 15.0), so single-copy starts at 256 KiB;
+ *    ahead (13.1 / 13.4 / 15.0), so single-copy started at 256 KiB.
+ *    Since single-copy cuts every message in at least two pieces (so the
+ *    root and a reader copy side by side) it leads from 64 KiB: six
+ *    alternating rounds at 2 ranks (bench/results/2026-12-05-cma-from-64k),
+ *    medians, max over ranks, idle / beside a busy process, in place:
+ *    64 KiB arena 8.0 / 8.6 us, CMA 5.3 / 4.6, Open MPI 7.6-8.2 / 7.0-7.6;
+ *    128 KiB 11.1 / 13.5, CMA 7.6 / 7.1, Open MPI 12.3-14.3 / 11.9-13.7;
+ *    out of place 64 KiB 8.7 / 8.2, CMA 7.7 / 5.7; at 32 KiB the eager
+ *    ring leads (in place 2.9 against 3.8 idle, 3.4 against 3.4 busy), so
+ *    single-copy starts at 64 KiB;
  *  - never by default when ranks outnumber CPUs. It was from 4 MiB there,
  *    chosen for the GPT-like initialisation (148 tensors back to back,
  *    bench/model_init), where the arena once took 370-430 ms at 4 ranks
@@ -153,7 +162,7 @@ static size_t or_default(size_t value, size_t def)
  *    32 MiB L3 anyway: at 2 ranks, 4 MiB ran at 17.5 GB/s streamed and
  *    30.8 cached, 64 MiB at 13.2 streamed and 10.6 cached.
  */
-#define CMA_MIN_BYTES (256u << 10)
+#define CMA_MIN_BYTES (64u << 10)
 #define CMA_MIN_BYTES_CROWDED SIZE_MAX /* never: the arena */
 /* alltoall blocks read single-copy from: with a CPU per rank the reads win
  * from 8 KiB (2 ranks, 16 KiB in all: 4.1-4.5 us against 5.4-6.0 through

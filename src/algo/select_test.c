@@ -133,7 +133,7 @@ static void thresholds(void **state)
     assert_ptr_equal(pick(1, 8, 1, &t), &obc__bcast_self);
 }
 
-/* Single copy, one segment, where the probe passed: from 256 KiB while
+/* Single copy, one segment, where the probe passed: from 64 KiB while
  * every rank has a CPU (2 ranks on 2), never by default when they
  * outnumber the CPUs (unless OBC_CMA_MIN_BYTES says so); the arena
  * otherwise, for fused groups and without permission. The arena plans its
@@ -144,8 +144,8 @@ static void single_copy(void **state)
     struct obc__config cfg;
     (void)state;
     cma_permitted = true;
-    assert_ptr_equal(pick(2, (256u << 10) - 1, 1, &t), &obc__bcast_arena);
-    assert_ptr_equal(pick(2, 256u << 10, 1, &t), &obc__bcast_cma);
+    assert_ptr_equal(pick(2, (64u << 10) - 1, 1, &t), &obc__bcast_arena);
+    assert_ptr_equal(pick(2, 64u << 10, 1, &t), &obc__bcast_cma);
     assert_ptr_equal(pick(4, 4u << 20, 1, &t), &obc__bcast_arena);
     assert_true(last_plan.mapped);
     assert_ptr_equal(pick(8, 256u << 20, 1, &t), &obc__bcast_arena); /* crowded */
@@ -289,7 +289,7 @@ static void tuning_from_config(void **state)
     struct obc__algo_tuning t = tuning_for(2);
     (void)state;
     assert_int_equal(t.eager_max_bytes, 32 * 1024);
-    assert_int_equal(t.cma_min_bytes, 256u << 10);
+    assert_int_equal(t.cma_min_bytes, 64u << 10);
     assert_int_equal(t.cma_min_bytes_crowded, SIZE_MAX);
     assert_int_equal(t.stream_min_bytes, 16u << 20);
     assert_int_equal(t.recdbl_max_bytes, 64 * 1024);
