@@ -76,12 +76,26 @@ size_t obc__setup_chan_slot_bytes(const struct obc__config *cfg, int local_nrank
  *    then yield, so that two ranks the scheduler stacked on one core let
  *    each other run (spinning 2 ms there made 16 MiB 1.7-5.8x slower);
  *  - more ranks than CPUs: yield at once (8 B at 8 ranks on 2 cores: span
- *    11-14 us with no spin, 16-21 us with 2 us of spin).
+ *    11-14 us with no spin, 16-21 us with 2 us of spin), and only for
+ *    20 us before sleeping. The likely reason (not traced): a yield gives
+ *    the core to whichever rank comes next, so waiting ranks that share a
+ *    core hand it round among themselves; asleep, they leave it to the
+ *    rank with work. Three runs of seven rounds at 4 and 8 ranks on 2
+ *    cores, 8 B-1 MiB, both metrics (bench/results/2026-12-05-crowded-
+ *    yield): most rows are two-mode from launch to launch, and 20 us moves
+ *    launches to the fast mode. Medians over the 21 launches: 0.90 of 2 ms's
+ *    time (geometric mean over 56 rows; 25 rows faster by more than 10%,
+ *    4 slower, those four 4-rank broadcast rows by span whose launches
+ *    split alike between the modes either way); allreduce at 4 ranks
+ *    512 B-32 KiB 0.57-0.68, broadcast at 8 ranks 256 KiB 0.80. 0 (sleep
+ *    at once) was far slower below 32 KiB (4-rank 8 B allreduce 44 us
+ *    against 12).
  * Then every wait sleeps on a futex. OBC_SPIN_NS and OBC_YIELD_NS override.
  */
 #define SPIN_OWNED_NS 2000000
 #define SPIN_SHARED_NS 100000
 #define YIELD_NS 2000000
+#define YIELD_CROWDED_NS 20000
 
 static const char *wait_settings(const struct obc__config *cfg, const struct obc__host_layout *l,
                                  struct obc__wait_policy *policy)
@@ -89,8 +103,8 @@ static const char *wait_settings(const struct obc__config *cfg, const struct obc
     const char *why;
     if (l->local_nranks > l->machine_cpus) {
         policy->spin_ns = 0;
-        policy->yield_ns = YIELD_NS;
-        why = "more ranks than CPUs: yield, then sleep";
+        policy->yield_ns = YIELD_CROWDED_NS;
+        why = "more ranks than CPUs: yield briefly, then sleep";
     } else if (l->cores_owned) {
         policy->spin_ns = SPIN_OWNED_NS;
         policy->yield_ns = 0;
