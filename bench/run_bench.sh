@@ -44,6 +44,10 @@
 #                                   recdbl hier; reduce, allgather, reduce_scatter: shm ring;
 #                                   gather, scatter: direct cma; alltoall: pairwise cma;
 #                                   alltoallv, allgatherv: pairwise posted
+#                     BASE+VAR=VALUE[+VAR=VALUE...]   any obc item above run with
+#                                   these environment variables (label: the item as
+#                                   written, ':' as '_'), e.g. obc_inplace+OBC_YIELD_NS=0
+#                                   beside obc_inplace compares a setting in one run
 #   -k "maxrank span"  metrics, each to its own CSV (default both)
 #   -b MIN -e MAX -f FACTOR   sizes (default 8, 256M, 2; K/M/G suffixes)
 #   -t SECONDS      timed-loop budget per size (default 0.5)
@@ -136,13 +140,28 @@ mkdir -p "$RES/logs"
 LOG=$RES/logs/run_bench.log
 log() { printf '# %s\n' "$*" | tee -a "$LOG" >&2; }
 
+# An obc item: a base (obc, obc_inplace, ..., obc:ALGO), then any number of
+# +VAR=VALUE environment settings, VAR an OBC_ variable.
+valid_obc_item() {
+    local base=${1%%+*} setting
+    [[ $base =~ ^(obc|obc_inplace|obc_async|obc_shared|obc_shared_inplace|obc:[a-z_]+)$ ]] || return 1
+    [[ $1 == "$base" ]] && return 0
+    local -a settings
+    IFS=+ read -r -a settings <<<"${1#*+}"
+    for setting in "${settings[@]}"; do
+        [[ $setting =~ ^OBC_[A-Z0-9_]+=[^,[:space:]]+$ ]] || return 1
+    done
+}
+
 # Split the selection into the three kinds of runs.
 REFS=() ANCH=() OBCS=()
 for impl in $IMPLS; do
     case $impl in
     memcpy | memcpy_nt | latency) REFS+=("$impl") ;;
     openmpi | openmpi_yield | mpich | gloo) ANCH+=("$impl") ;;
-    obc | obc_inplace | obc_async | obc_shared | obc_shared_inplace | obc:?*) OBCS+=("$impl") ;;
+    obc | obc_inplace | obc_async | obc_shared | obc_shared_inplace | obc:?* | obc*+?*=*)
+        valid_obc_item "$impl" || { echo "run_bench.sh: bad obc item '$impl' (BASE+VAR=VALUE...)" >&2; exit 2; }
+        OBCS+=("$impl") ;;
     *) echo "run_bench.sh: unknown implementation '$impl'" >&2; exit 2 ;;
     esac
 done
@@ -213,16 +232,22 @@ run_obc() {
     local np=$1 variant=$2 metric=$3 csv=$4
     local args=(-o "$OP" -b "$MINB" -e "$MAXB" -f "$FACTOR" -r "$ROOT" -w "$WARMUP"
         -n "$MAXIT" -m "$MINIT" -t "$BUDGET" --csv -v)
-    local envs=()
+    local envs=() base=${variant%%+*} label=${variant/:/_}
     [[ $metric == span ]] && args+=(-S)
-    case $variant in
-    obc_inplace) args+=(-i 1 --label obc_inplace) ;;
-    obc_async) args+=(-a 1 --label obc_async) ;;
-    obc_shared) args+=(-M 1 --label obc_shared) ;;
-    obc_shared_inplace) args+=(-M 1 -i 1 --label obc_shared_inplace) ;;
-    obc:*) envs=("OBC_ALGO=$OP=${variant#obc:}") ;;
+    case $base in
+    obc_inplace) args+=(-i 1) ;;
+    obc_async) args+=(-a 1) ;;
+    obc_shared) args+=(-M 1) ;;
+    obc_shared_inplace) args+=(-M 1 -i 1) ;;
+    obc:*) envs=("OBC_ALGO=$OP=${base#obc:}") ;;
     esac
-    local name=${variant/:/_}_${metric}_np$np raw="$RES/logs/${variant/:/_}_${metric}_np$np.out"
+    [[ $base == obc:* && $variant == "$base" ]] || args+=(--label "$label")
+    if [[ $variant != "$base" ]]; then
+        local -a settings
+        IFS=+ read -r -a settings <<<"${variant#*+}"
+        envs+=("${settings[@]}")
+    fi
+    local name=${label}_${metric}_np$np raw="$RES/logs/${label}_${metric}_np$np.out"
     local rc=0 t0=$SECONDS
     wait_idle
     log "run $name at $(date +%T)"
