@@ -143,12 +143,11 @@ log() { printf '# %s\n' "$*" | tee -a "$LOG" >&2; }
 # An obc item: a base (obc, obc_inplace, ..., obc:ALGO), then any number of
 # +VAR=VALUE environment settings, VAR an OBC_ variable.
 valid_obc_item() {
-    local base=${1%%+*} setting
-    [[ $base =~ ^(obc|obc_inplace|obc_async|obc_shared|obc_shared_inplace|obc:[a-z_]+)$ ]] || return 1
-    [[ $1 == "$base" ]] && return 0
-    local -a settings
-    IFS=+ read -r -a settings <<<"${1#*+}"
-    for setting in "${settings[@]}"; do
+    local -a parts
+    IFS=+ read -r -a parts <<<"$1"
+    [[ ${parts[0]} =~ ^(obc|obc_inplace|obc_async|obc_shared|obc_shared_inplace|obc:[a-z_]+)$ ]] || return 1
+    local setting
+    for setting in "${parts[@]:1}"; do
         [[ $setting =~ ^OBC_[A-Z0-9_]+=[^,[:space:]]+$ ]] || return 1
     done
 }
@@ -232,7 +231,10 @@ run_obc() {
     local np=$1 variant=$2 metric=$3 csv=$4
     local args=(-o "$OP" -b "$MINB" -e "$MAXB" -f "$FACTOR" -r "$ROOT" -w "$WARMUP"
         -n "$MAXIT" -m "$MINIT" -t "$BUDGET" --csv -v)
-    local envs=() base=${variant%%+*} label=${variant/:/_}
+    local -a parts envs=()
+    IFS=+ read -r -a parts <<<"$variant" # the base, then its settings
+    local base=${parts[0]} label=${variant/:/_}
+    args+=(--label "$label")
     [[ $metric == span ]] && args+=(-S)
     case $base in
     obc_inplace) args+=(-i 1) ;;
@@ -241,12 +243,7 @@ run_obc() {
     obc_shared_inplace) args+=(-M 1 -i 1) ;;
     obc:*) envs=("OBC_ALGO=$OP=${base#obc:}") ;;
     esac
-    [[ $base == obc:* && $variant == "$base" ]] || args+=(--label "$label")
-    if [[ $variant != "$base" ]]; then
-        local -a settings
-        IFS=+ read -r -a settings <<<"${variant#*+}"
-        envs+=("${settings[@]}")
-    fi
+    envs+=("${parts[@]:1}")
     local name=${label}_${metric}_np$np raw="$RES/logs/${label}_${metric}_np$np.out"
     local rc=0 t0=$SECONDS
     wait_idle
