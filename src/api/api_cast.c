@@ -68,7 +68,9 @@ struct cast {
     uint64_t salt;
     unsigned char *stage[CAST_MAX_DEPTH];
     struct obc__op *op[CAST_MAX_DEPTH]; /* in flight in stage[i], or NULL */
-    obc_result_t res; /* the first failure */
+    size_t op_piece[CAST_MAX_DEPTH]; /* which piece op[i] carries */
+    obc_result_t res; /* the failure of the earliest piece that failed */
+    size_t res_piece;
 };
 
 static size_t piece_len(const struct cast *c, size_t k)
@@ -87,13 +89,27 @@ static uint64_t cast_salt(obc_dtype_t dtype, obc_dtype_t wire, size_t count)
     return h | 1; /* never 0: 0 is "a call of one op" */
 }
 
+/* Piece k failed with res. The call reports the earliest piece's failure,
+ * whichever thread saw it first: when piece 0 finds a disagreement
+ * (MISMATCH), piece 1 may be refused (ABORTED: the communicator broke)
+ * before anyone waits for piece 0. */
+static obc_result_t keep_failure(struct cast *c, obc_result_t res, size_t k)
+{
+    if (res != OBC_SUCCESS && (c->res == OBC_SUCCESS || k < c->res_piece)) {
+        c->res = res;
+        c->res_piece = k;
+    }
+    return res;
+}
+
 /* Queue piece k (its wire bytes in stage[k % depth]). */
 static obc_result_t queue_piece(struct cast *c, size_t k)
 {
     int b = (int)(k % (size_t)c->depth);
     struct obc__op *op = obc__op_new();
     if (op == NULL) {
-        return obc__err_set(&c->comm->err, OBC_ERR_NO_MEMORY, "obc_broadcast_as: operation");
+        return keep_failure(
+            c, obc__err_set(&c->comm->err, OBC_ERR_NO_MEMORY, "obc_broadcast_as: operation"), k);
     }
     obc__op_set_bcast(op, c->stage[b], c->stage[b], piece_len(c, k), c->wire, c->root);
     op->args.count = c->count;
@@ -101,13 +117,14 @@ static obc_result_t queue_piece(struct cast *c, size_t k)
     obc_result_t res = obc__engine_submit(c->comm->engine, op);
     if (res != OBC_SUCCESS) {
         obc__op_unref(op); /* the engine finished it (broken) and holds none */
-        return res;
+        return keep_failure(c, res, k);
     }
     c->op[b] = op; /* ours; the engine holds its own */
+    c->op_piece[b] = k;
     return OBC_SUCCESS;
 }
 
-/* Wait for the piece in stage b (if any); keeps the first failure. */
+/* Wait for the piece in stage b (if any). */
 static obc_result_t settle(struct cast *c, int b)
 {
     if (c->op[b] == NULL) {
@@ -116,10 +133,7 @@ static obc_result_t settle(struct cast *c, int b)
     obc_result_t res = obc__engine_wait_op(c->comm->engine, c->op[b]);
     obc__op_unref(c->op[b]);
     c->op[b] = NULL;
-    if (res != OBC_SUCCESS && c->res == OBC_SUCCESS) {
-        c->res = res;
-    }
-    return res;
+    return keep_failure(c, res, c->op_piece[b]);
 }
 
 static void run_root(struct cast *c)
@@ -132,9 +146,7 @@ static void run_root(struct cast *c)
         }
         size_t n = piece_len(c, k), off = k * c->piece * esize;
         narrow(c->stage[b], c->send + off, n, c->wire);
-        obc_result_t res = queue_piece(c, k);
-        if (res != OBC_SUCCESS) {
-            c->res = res;
+        if (queue_piece(c, k) != OBC_SUCCESS) {
             break;
         }
         /* Reading the stage beside the transfer is safe: the root's op only
@@ -147,8 +159,10 @@ static void run_reader(struct cast *c)
 {
     size_t esize = obc_dtype_size(c->dtype);
     size_t first = c->npieces < (size_t)c->depth ? c->npieces : (size_t)c->depth;
-    for (size_t k = 0; k < first && c->res == OBC_SUCCESS; k++) {
-        c->res = queue_piece(c, k);
+    for (size_t k = 0; k < first; k++) {
+        if (queue_piece(c, k) != OBC_SUCCESS) {
+            break;
+        }
     }
     for (size_t k = 0; k < c->npieces && c->res == OBC_SUCCESS; k++) {
         int b = (int)(k % (size_t)c->depth);
@@ -157,10 +171,7 @@ static void run_reader(struct cast *c)
         }
         widen(c->recv + k * c->piece * esize, c->stage[b], piece_len(c, k), c->wire);
         if (k + (size_t)c->depth < c->npieces) {
-            obc_result_t res = queue_piece(c, k + (size_t)c->depth);
-            if (res != OBC_SUCCESS) {
-                c->res = res;
-            }
+            queue_piece(c, k + (size_t)c->depth);
         }
     }
 }
@@ -261,7 +272,7 @@ OBC_API obc_result_t obc_broadcast_as(const void *sendbuf, void *recvbuf, size_t
          * (and check mode sees this call). */
         c.npieces = 1;
         c.piece = 1;
-        c.res = queue_piece(&c, 0);
+        queue_piece(&c, 0);
         settle(&c, 0);
     } else if (c.res == OBC_SUCCESS) {
         if (comm->rank == root) {
