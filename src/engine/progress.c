@@ -84,6 +84,20 @@ void obc__engine_abort(struct obc__engine *e, obc_result_t code)
     obc__p2p_abort(e->ctx.p2p);
 }
 
+/* An op failed for good: later calls are refused, and the other hosts
+ * hear this host's verdict (a local rank died, or one aborted) before this
+ * rank can leave. Most failures reach the verdict through a wait, which
+ * tells them (health.c); a failed copy from a dead rank's memory does not,
+ * and without the notice the other hosts would take this rank's goodbye in
+ * mid-operation for its loss and name it instead of the dead rank. */
+static void fail_for_good(struct obc__engine *e, obc_result_t code)
+{
+    mark_broken(e, code);
+    if (e->ctx.arena != NULL) {
+        obc__p2p_tell_verdict(e->ctx.p2p, obc__arena_verdict(e->ctx.arena));
+    }
+}
+
 static obc_result_t broken_error(struct obc__engine *e, const struct obc__op *op)
 {
     if (op->args.p2p != OBC__P2P_NONE) {
@@ -369,7 +383,7 @@ static obc_result_t run_p2p(struct obc__engine *e, struct obc__op *op, bool queu
             slice = P2P_TURN_MIN_NS;
         }
         if (res != OBC_IN_PROGRESS && res != OBC_SUCCESS && obc__err_is_fatal(res)) {
-            mark_broken(e, res); /* before anyone sees an op fail, so later calls are refused */
+            fail_for_good(e, res); /* before anyone sees an op fail, so later calls are refused */
         }
         settle(e, settled, P2P_BATCH_MAX, res == OBC_IN_PROGRESS ? OBC_SUCCESS : res);
         if (res != OBC_IN_PROGRESS) {
@@ -396,7 +410,7 @@ static obc_result_t run_op(struct obc__engine *e, struct obc__op *op, bool queue
     if (op->args.p2p != OBC__P2P_NONE) {
         obc_result_t res = run_p2p(e, op, queued);
         if (res != OBC_SUCCESS && obc__err_is_fatal(res)) {
-            mark_broken(e, res);
+            fail_for_good(e, res);
         }
         return res;
     }
@@ -415,7 +429,7 @@ static obc_result_t run_op(struct obc__engine *e, struct obc__op *op, bool queue
     res = obc__check_explain(&e->check, &op->args, res, e->ctx.err);
     obc__check_leave(&e->check, &op->args, res);
     if (res != OBC_SUCCESS && obc__err_is_fatal(res)) {
-        mark_broken(e, res);
+        fail_for_good(e, res);
     }
     return res;
 }
