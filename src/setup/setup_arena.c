@@ -123,26 +123,50 @@ static const char *wait_settings(const struct obc__config *cfg, const struct obc
     return why;
 }
 
-static obc_result_t arena_settings(const struct obc__config *cfg, int local_nranks,
+/*
+ * The staging ring's depth (the arena broadcast, bcast_ring.c). A broadcast
+ * larger than the ring makes its root wait for the slowest reader once per
+ * ring's worth; with more ranks than CPUs every such wait is a trip of all
+ * the readers through the scheduler, and beside a CPU-bound process each
+ * trip waits out its time slices. 8 ranks on the 2-core VM beside one busy
+ * process, time over Open MPI's (bench/results/2026-12-06-crowded-depth32):
+ * 16 MiB 1.60x with 8 slots, 1.03x with 32; 64 MiB 1.47x and 1.00x; 4 ranks
+ * at 64 MiB 1.37x and 0.54x. On an idle crowded host 32 slots were level or
+ * ahead from 1 MiB. Hosts with a CPU per rank keep 8: their readers keep
+ * up, and the slots stay in cache. Small ops do not run further ahead in
+ * the deeper ring (bcast_ring.c's STAGE_LEAD).
+ */
+#define STAGE_DEPTH 8
+#define STAGE_DEPTH_CROWDED 32
+
+static int stage_depth(const struct obc__config *cfg, const struct obc__host_layout *l)
+{
+    if (cfg->pipeline_depth >= 0) {
+        return cfg->pipeline_depth;
+    }
+    return l->local_nranks > l->machine_cpus ? STAGE_DEPTH_CROWDED : STAGE_DEPTH;
+}
+
+static obc_result_t arena_settings(const struct obc__config *cfg, const struct obc__host_layout *l,
                                    struct obc__arena_geometry *geo, struct obc__err *err)
 {
-    if (cfg->chunk_bytes < 4096 || cfg->chunk_bytes > (16u << 20) || cfg->pipeline_depth < 2 ||
-        cfg->pipeline_depth > 1024) {
+    int depth = stage_depth(cfg, l);
+    if (cfg->chunk_bytes < 4096 || cfg->chunk_bytes > (16u << 20) || depth < 2 || depth > 1024) {
         return obc__err_set(err, OBC_ERR_INVALID_ARG,
                             "OBC_CHUNK_BYTES (%zu) must be 4 KiB .. 16 MiB and "
                             "OBC_PIPELINE_DEPTH (%d) 2 .. 1024",
-                            cfg->chunk_bytes, cfg->pipeline_depth);
+                            cfg->chunk_bytes, depth);
     }
     geo->nslots[OBC_RING_EAGER] = 64;
     geo->slot_bytes[OBC_RING_EAGER] = 16 * 1024;
-    geo->nslots[OBC_RING_STAGE] = (uint32_t)cfg->pipeline_depth;
+    geo->nslots[OBC_RING_STAGE] = (uint32_t)depth;
     geo->slot_bytes[OBC_RING_STAGE] = cfg->chunk_bytes;
     /* Windows: WIN_DEPTH (4) input and 4 result chunks per rank. Channels:
      * 4 slots per ordered pair, smaller as ranks multiply (they cost
      * address space for every pair, memory only for pairs that talk). */
     geo->window_bytes = 8 * cfg->chunk_bytes;
     geo->chan_nslots = CHAN_NSLOTS;
-    geo->chan_slot_bytes = obc__setup_chan_slot_bytes(cfg, local_nranks);
+    geo->chan_slot_bytes = obc__setup_chan_slot_bytes(cfg, l->local_nranks);
     return OBC_SUCCESS;
 }
 
@@ -159,7 +183,7 @@ static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
     bool leader = l->local_rank == 0;
     obc_result_t res;
     const char *waits = wait_settings(&c->config, l, &policy);
-    OBC_CHECK(arena_settings(&c->config, l->local_nranks, &geo, &c->err));
+    OBC_CHECK(arena_settings(&c->config, l, &geo, &c->err));
     if (leader) {
         segment_name(&c->config, mine);
         res = obc__arena_create(mine, 0, l->local_nranks, &geo, peers, &policy, &c->err, &c->arena);
@@ -189,9 +213,10 @@ static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
         }
     }
     OBC_INFO(OBC_LOG_INIT,
-             "transport shm: %d local ranks on %d CPUs, %zu-byte segment; waits spin %lld ns, "
-             "yield until %lld ns (%s)",
+             "transport shm: %d local ranks on %d CPUs, %zu-byte segment (staging ring %u x "
+             "%zu bytes); waits spin %lld ns, yield until %lld ns (%s)",
              l->local_nranks, l->machine_cpus, obc__arena_bytes(c->arena),
+             (unsigned)geo.nslots[OBC_RING_STAGE], geo.slot_bytes[OBC_RING_STAGE],
              (long long)policy.spin_ns, (long long)policy.yield_ns, waits);
     return OBC_SUCCESS;
 }

@@ -160,8 +160,27 @@ static obc_result_t root_mapped(struct ring_state *s, struct obc__wait *w)
                                                                                 : OBC_IN_PROGRESS;
 }
 
+/* How far a root may start an op ahead of the slowest reader, in
+ * positions of the staging ring, whatever the ring's depth. A deeper ring
+ * (setup_arena.c: more ranks than CPUs) is for large ops: a root alone
+ * with it runs up to 32 small broadcasts ahead of readers still waiting
+ * for a CPU, and then every reader copies out of chunks gone cold (8 ranks
+ * on 2 cores, 256 KiB: 245-430 us a call against 175-265 at 8 slots). */
+#define STAGE_LEAD 8
+
+/* Before its first chunk, a root waits until the readers have drained all
+ * but the last STAGE_LEAD positions before it. */
+static bool lead_allowed(struct ring_state *s, struct obc__wait *w)
+{
+    return s->ring != OBC_RING_STAGE || s->next > 0 || s->first_pos < STAGE_LEAD ||
+        obc__arena_slot_drained(s->ctx->arena, s->ring, s->first_pos - STAGE_LEAD, w);
+}
+
 static obc_result_t root_step(struct ring_state *s, struct obc__wait *w)
 {
+    if (!lead_allowed(s, w)) {
+        return OBC_IN_PROGRESS;
+    }
     if (s->mapped != MAPPED_NO) {
         obc_result_t res = root_mapped(s, w);
         if (res != OBC_SUCCESS || s->mapped == MAPPED_YES) {

@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# stage_depth.sh - the staging ring's automatic depth (setup_arena.c): 32
+# slots when a host has more ranks than CPUs, 8 otherwise, and
+# OBC_PIPELINE_DEPTH over both (out of range: a clear error). The ranks are
+# pinned with taskset, so the answer does not depend on this machine's CPU
+# count. Each run broadcasts 256 KiB-4 MiB validated (obc-perf -c 1): the
+# small ones through the deeper ring, where a root may not start more than
+# 8 positions ahead of its readers (bcast_ring.c's STAGE_LEAD), the large
+# ones around it.
+# Usage: tests/coll/stage_depth.sh build/bin/obcrun build/bin/obc-perf
+set -u
+OBCRUN=${1:?usage: $0 path/to/obcrun path/to/obc-perf}
+PERF=${2:?usage: $0 path/to/obcrun path/to/obc-perf}
+MULT=${OBC_TEST_TIMEOUT_MULTIPLIER:-1}
+LOG=${TMPDIR:-/tmp}/obc_stage_depth.$$
+trap 'rm -f "$LOG"' EXIT
+nfail=0
+
+# rings NP CPUS [VAR=VALUE ...]: the staging rings the ranks logged, one
+# line per distinct geometry ("32 x 262144"), or nothing if the run failed.
+rings() {
+    np=$1 cpus=$2
+    shift 2
+    # shellcheck disable=SC2068 # the variables are words on purpose
+    env OBC_DEBUG=INFO OBC_DEBUG_SUBSYS=init "$@" taskset -c "$cpus" "$OBCRUN" -n "$np" \
+        --timeout $((120 * MULT)) "$PERF" -b 256K -e 4M -f 4 -c 1 -w 2 -m 10 -n 10 -t 0.01 \
+        >/dev/null 2>"$LOG" || return 1
+    grep -o "staging ring [0-9]* x [0-9]*" "$LOG" | sed 's/staging ring //' | sort -u
+}
+
+# expect WHAT WANT GOT
+expect() {
+    if [ "$3" = "$2" ]; then
+        echo "ok: $1: $3"
+    else
+        echo "FAIL: $1: staging ring '${3:-(none: the run failed)}', want '$2'"
+        sed 's/^/    /' "$LOG" | tail -20
+        nfail=$((nfail + 1))
+    fi
+}
+
+expect "3 ranks on 1 CPU" "32 x 262144" "$(rings 3 0)"
+expect "3 ranks on 1 CPU, OBC_PIPELINE_DEPTH=8" "8 x 262144" "$(rings 3 0 OBC_PIPELINE_DEPTH=8)"
+expect "3 ranks on 1 CPU, OBC_CHUNK_BYTES=64K" "32 x 65536" "$(rings 3 0 OBC_CHUNK_BYTES=64K)"
+if [ "$(nproc)" -ge 2 ]; then
+    expect "2 ranks on 2 CPUs" "8 x 262144" "$(rings 2 0,1)"
+else
+    echo "skipped: 2 ranks on 2 CPUs (this machine has one)"
+fi
+if rings 2 0 OBC_PIPELINE_DEPTH=1 >/dev/null; then
+    echo "FAIL: OBC_PIPELINE_DEPTH=1 was accepted"
+    nfail=$((nfail + 1))
+elif ! grep -q "OBC_PIPELINE_DEPTH (1) 2 .. 1024" "$LOG"; then
+    echo "FAIL: OBC_PIPELINE_DEPTH=1 was refused without saying why:"
+    sed 's/^/    /' "$LOG" | tail -5
+    nfail=$((nfail + 1))
+else
+    echo "ok: OBC_PIPELINE_DEPTH=1 refused"
+fi
+echo "stage_depth: $nfail failure(s)"
+[ "$nfail" -eq 0 ]
