@@ -124,33 +124,30 @@ static const char *wait_settings(const struct obc__config *cfg, const struct obc
 }
 
 /*
- * The staging ring's depth (the arena broadcast, bcast_ring.c). A broadcast
- * larger than the ring makes its root wait for the slowest reader once per
- * ring's worth; with more ranks than CPUs every such wait is a trip of all
- * the readers through the scheduler, and beside a CPU-bound process each
- * trip waits out its time slices. 8 ranks on the 2-core VM beside one busy
- * process, time over Open MPI's (bench/results/2026-12-06-crowded-depth32):
- * 16 MiB 1.60x with 8 slots, 1.03x with 32; 64 MiB 1.47x and 1.00x; 4 ranks
- * at 64 MiB 1.37x and 0.54x. On an idle crowded host 32 slots were level or
- * ahead from 1 MiB. Hosts with a CPU per rank keep 8: their readers keep
- * up, and the slots stay in cache. Small ops do not run further ahead in
- * the deeper ring (bcast_ring.c's STAGE_LEAD).
+ * The staging rings (the arena broadcast, bcast_ring.c). A broadcast larger
+ * than its ring makes the root wait for the slowest reader once per ring's
+ * worth; with more ranks than CPUs every such wait is a trip of all the
+ * readers through the scheduler, and beside a CPU-bound process each trip
+ * waits out time slices. So such hosts get a second, deeper ring for the
+ * messages larger than the first. 8 ranks on the 2-core VM beside one busy
+ * process, time over Open MPI's (bench/results/2026-12-06-crowded-ring):
+ * 16 MiB 1.60-1.96x through 8 slots, 1.03-1.13x through 32; 64 MiB 1.47x
+ * and 1.00x; 4 ranks at 64 MiB 1.37x and 0.54x. Smaller messages keep the
+ * 8-slot ring: through 32 slots, 256 KiB broadcasts at 8 ranks were 6-10x
+ * slower by span in about half the launches (the slots go cold between
+ * uses). Hosts with a CPU per rank need no second ring: their readers keep
+ * up. OBC_PIPELINE_DEPTH sets the first ring and turns the second off.
  */
 #define STAGE_DEPTH 8
-#define STAGE_DEPTH_CROWDED 32
-
-static int stage_depth(const struct obc__config *cfg, const struct obc__host_layout *l)
-{
-    if (cfg->pipeline_depth >= 0) {
-        return cfg->pipeline_depth;
-    }
-    return l->local_nranks > l->machine_cpus ? STAGE_DEPTH_CROWDED : STAGE_DEPTH;
-}
+#define DEEP_DEPTH 32
+#define UNUSED_DEPTH 2 /* never deeper than the staging ring: never used */
 
 static obc_result_t arena_settings(const struct obc__config *cfg, const struct obc__host_layout *l,
                                    struct obc__arena_geometry *geo, struct obc__err *err)
 {
-    int depth = stage_depth(cfg, l);
+    bool automatic = cfg->pipeline_depth < 0;
+    int depth = automatic ? STAGE_DEPTH : cfg->pipeline_depth;
+    bool crowded = l->local_nranks > l->machine_cpus;
     if (cfg->chunk_bytes < 4096 || cfg->chunk_bytes > (16u << 20) || depth < 2 || depth > 1024) {
         return obc__err_set(err, OBC_ERR_INVALID_ARG,
                             "OBC_CHUNK_BYTES (%zu) must be 4 KiB .. 16 MiB and "
@@ -161,6 +158,8 @@ static obc_result_t arena_settings(const struct obc__config *cfg, const struct o
     geo->slot_bytes[OBC_RING_EAGER] = 16 * 1024;
     geo->nslots[OBC_RING_STAGE] = (uint32_t)depth;
     geo->slot_bytes[OBC_RING_STAGE] = cfg->chunk_bytes;
+    geo->nslots[OBC_RING_DEEP] = automatic && crowded ? DEEP_DEPTH : UNUSED_DEPTH;
+    geo->slot_bytes[OBC_RING_DEEP] = cfg->chunk_bytes;
     /* Windows: WIN_DEPTH (4) input and 4 result chunks per rank. Channels:
      * 4 slots per ordered pair, smaller as ranks multiply (they cost
      * address space for every pair, memory only for pairs that talk). */
@@ -214,9 +213,12 @@ static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
     }
     OBC_INFO(OBC_LOG_INIT,
              "transport shm: %d local ranks on %d CPUs, %zu-byte segment (staging ring %u x "
-             "%zu bytes); waits spin %lld ns, yield until %lld ns (%s)",
+             "%zu bytes, deep ring %u); waits spin %lld ns, yield until %lld ns (%s)",
              l->local_nranks, l->machine_cpus, obc__arena_bytes(c->arena),
              (unsigned)geo.nslots[OBC_RING_STAGE], geo.slot_bytes[OBC_RING_STAGE],
+             geo.nslots[OBC_RING_DEEP] > geo.nslots[OBC_RING_STAGE]
+                 ? (unsigned)geo.nslots[OBC_RING_DEEP]
+                 : 0u,
              (long long)policy.spin_ns, (long long)policy.yield_ns, waits);
     return OBC_SUCCESS;
 }

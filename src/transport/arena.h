@@ -35,6 +35,7 @@ struct obc__arena;
 enum obc__ring_id {
     OBC_RING_EAGER, /* many small slots: small messages never wait for readers */
     OBC_RING_STAGE, /* few large chunks: pipelined staging of large messages */
+    OBC_RING_DEEP, /* more of them, for messages larger than STAGE (crowded hosts) */
     OBC_RING_COUNT
 };
 

@@ -67,7 +67,7 @@ static void *create_main(void *arg)
 
 static int make_arenas(void)
 {
-    struct obc__arena_geometry geo = {{4, 2}, {256, 1024}, 8192, DEPTH, SLOT};
+    struct obc__arena_geometry geo = {{4, 2, 2}, {256, 1024, 1024}, 8192, DEPTH, SLOT};
     struct obc__wait_policy policy = {1000, 1000};
     struct obc__arena_peer host_a[2] = {{getpid(), 0}, {getpid(), 1}};
     struct obc__arena_peer host_b[1] = {{getpid(), 2}};

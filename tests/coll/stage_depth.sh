@@ -1,13 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# stage_depth.sh - the staging ring's automatic depth (setup_arena.c): 32
-# slots when a host has more ranks than CPUs, 8 otherwise, and
-# OBC_PIPELINE_DEPTH over both (out of range: a clear error). The ranks are
-# pinned with taskset, so the answer does not depend on this machine's CPU
-# count. Each run broadcasts 256 KiB-4 MiB validated (obc-perf -c 1): the
-# small ones through the deeper ring, where a root may not start more than
-# 8 positions ahead of its readers (bcast_ring.c's STAGE_LEAD), the large
-# ones around it.
+# stage_depth.sh - the arena broadcast's staging rings (setup_arena.c): 8
+# slots, and a second ring of 32 for larger messages when a host has more
+# ranks than CPUs; OBC_PIPELINE_DEPTH sets the first and turns the second
+# off (out of range: a clear error). The ranks are pinned with taskset, so
+# the answer does not depend on this machine's CPU count. Each run
+# broadcasts 256 KiB-4 MiB validated (obc-perf -c 1): 256 KiB and 1 MiB
+# through the first ring, 4 MiB (larger than 8 x 256 KiB) through the
+# second where there is one.
 # Usage: tests/coll/stage_depth.sh build/bin/obcrun build/bin/obc-perf
 set -u
 OBCRUN=${1:?usage: $0 path/to/obcrun path/to/obc-perf}
@@ -18,7 +18,8 @@ trap 'rm -f "$LOG"' EXIT
 nfail=0
 
 # rings NP CPUS [VAR=VALUE ...]: the staging rings the ranks logged, one
-# line per distinct geometry ("32 x 262144"), or nothing if the run failed.
+# line per distinct geometry ("8 x 262144, deep 32"; deep 0: none), or
+# nothing if the run failed.
 rings() {
     np=$1 cpus=$2
     shift 2
@@ -26,7 +27,8 @@ rings() {
     env OBC_DEBUG=INFO OBC_DEBUG_SUBSYS=init "$@" taskset -c "$cpus" "$OBCRUN" -n "$np" \
         --timeout $((120 * MULT)) "$PERF" -b 256K -e 4M -f 4 -c 1 -w 2 -m 10 -n 10 -t 0.01 \
         >/dev/null 2>"$LOG" || return 1
-    grep -o "staging ring [0-9]* x [0-9]*" "$LOG" | sed 's/staging ring //' | sort -u
+    grep -o "staging ring [0-9]* x [0-9]* bytes, deep ring [0-9]*" "$LOG" |
+        sed 's/staging ring //; s/ bytes, deep ring/, deep/' | sort -u
 }
 
 # expect WHAT WANT GOT
@@ -40,11 +42,15 @@ expect() {
     fi
 }
 
-expect "3 ranks on 1 CPU" "32 x 262144" "$(rings 3 0)"
-expect "3 ranks on 1 CPU, OBC_PIPELINE_DEPTH=8" "8 x 262144" "$(rings 3 0 OBC_PIPELINE_DEPTH=8)"
-expect "3 ranks on 1 CPU, OBC_CHUNK_BYTES=64K" "32 x 65536" "$(rings 3 0 OBC_CHUNK_BYTES=64K)"
+expect "3 ranks on 1 CPU" "8 x 262144, deep 32" "$(rings 3 0)"
+expect "3 ranks on 1 CPU, OBC_PIPELINE_DEPTH=8" "8 x 262144, deep 0" \
+    "$(rings 3 0 OBC_PIPELINE_DEPTH=8)"
+expect "3 ranks on 1 CPU, OBC_PIPELINE_DEPTH=64" "64 x 262144, deep 0" \
+    "$(rings 3 0 OBC_PIPELINE_DEPTH=64)"
+expect "3 ranks on 1 CPU, OBC_CHUNK_BYTES=64K" "8 x 65536, deep 32" \
+    "$(rings 3 0 OBC_CHUNK_BYTES=64K)"
 if [ "$(nproc)" -ge 2 ]; then
-    expect "2 ranks on 2 CPUs" "8 x 262144" "$(rings 2 0,1)"
+    expect "2 ranks on 2 CPUs" "8 x 262144, deep 0" "$(rings 2 0,1)"
 else
     echo "skipped: 2 ranks on 2 CPUs (this machine has one)"
 fi

@@ -12,7 +12,9 @@
  *           OBC_PIPELINE_DEPTH): a pipeline in which the root fills chunk
  *           k+1 while readers drain chunk k. Bandwidth algorithm when
  *           single-copy reads are not permitted. Cost: the root copies n once,
- *           every reader copies n; the slots stay cache-resident.
+ *           every reader copies n; the slots stay cache-resident. On a host
+ *           with more ranks than CPUs, messages larger than that ring go
+ *           through a deeper one of the same chunks (arena_ring).
  *
  *   root:    [c0][c1][c2][c3] -> slot0 slot1 ... (waits when slot k-depth busy)
  *   rank 1:      copy c0  copy c1  copy c2 ...
@@ -109,7 +111,7 @@ static void ring_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
     s->slot_bytes = obc__arena_slot_bytes(ctx->arena, ring);
     s->nslots = (args->nbytes + s->slot_bytes - 1) / s->slot_bytes;
     s->first_pos = obc__arena_ring_reserve(ctx->arena, ring, s->nslots);
-    s->mapped = ring == OBC_RING_STAGE && args->plan.mapped ? MAPPED_UNTRIED : MAPPED_NO;
+    s->mapped = ring != OBC_RING_EAGER && args->plan.mapped ? MAPPED_UNTRIED : MAPPED_NO;
     for (size_t i = 0; s->is_root && i < args->nsegs; i++) {
         s->own_copy |= args->segs[i].recv != args->segs[i].send;
     }
@@ -160,27 +162,8 @@ static obc_result_t root_mapped(struct ring_state *s, struct obc__wait *w)
                                                                                 : OBC_IN_PROGRESS;
 }
 
-/* How far a root may start an op ahead of the slowest reader, in
- * positions of the staging ring, whatever the ring's depth. A deeper ring
- * (setup_arena.c: more ranks than CPUs) is for large ops: a root alone
- * with it runs up to 32 small broadcasts ahead of readers still waiting
- * for a CPU, and then every reader copies out of chunks gone cold (8 ranks
- * on 2 cores, 256 KiB: 245-430 us a call against 175-265 at 8 slots). */
-#define STAGE_LEAD 8
-
-/* Before its first chunk, a root waits until the readers have drained all
- * but the last STAGE_LEAD positions before it. */
-static bool lead_allowed(struct ring_state *s, struct obc__wait *w)
-{
-    return s->ring != OBC_RING_STAGE || s->next > 0 || s->first_pos < STAGE_LEAD ||
-        obc__arena_slot_drained(s->ctx->arena, s->ring, s->first_pos - STAGE_LEAD, w);
-}
-
 static obc_result_t root_step(struct ring_state *s, struct obc__wait *w)
 {
-    if (!lead_allowed(s, w)) {
-        return OBC_IN_PROGRESS;
-    }
     if (s->mapped != MAPPED_NO) {
         obc_result_t res = root_mapped(s, w);
         if (res != OBC_SUCCESS || s->mapped == MAPPED_YES) {
@@ -268,9 +251,21 @@ static void eager_init(void *state, struct obc__algo_ctx *ctx, const struct obc_
     ring_init(state, ctx, args, OBC_RING_EAGER);
 }
 
+/* A message larger than the staging ring goes through the deep ring when
+ * the host has one that is deeper (setup_arena.c: more ranks than CPUs);
+ * smaller ones keep the staging ring's few slots warm in cache. */
+static int arena_ring(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
+{
+    const struct obc__arena *a = ctx->arena;
+    uint32_t stage = obc__arena_ring_nslots(a, OBC_RING_STAGE);
+    bool larger = args->nbytes > (size_t)stage * obc__arena_slot_bytes(a, OBC_RING_STAGE);
+    return larger && obc__arena_ring_nslots(a, OBC_RING_DEEP) > stage ? OBC_RING_DEEP
+                                                                      : OBC_RING_STAGE;
+}
+
 static void arena_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    ring_init(state, ctx, args, OBC_RING_STAGE);
+    ring_init(state, ctx, args, arena_ring(ctx, args));
 }
 
 const struct obc__algo obc__bcast_eager = {OBC_COLL_BROADCAST, "eager", one_arena, eager_init,

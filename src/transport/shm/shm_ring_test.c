@@ -25,7 +25,7 @@ static char name[64];
 
 static int setup(void **state)
 {
-    struct obc__arena_geometry geo = {{4, 2}, {256, 1024}, 8192, 4, 512};
+    struct obc__arena_geometry geo = {{4, 2, 2}, {256, 1024, 1024}, 8192, 4, 512};
     struct obc__wait_policy policy = {1000, 1000};
     struct obc__arena_peer peers[2] = {{getpid(), 0}, {getpid(), 1}};
     (void)state;
