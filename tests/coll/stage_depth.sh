@@ -7,7 +7,8 @@
 # the answer does not depend on this machine's CPU count. Each run
 # broadcasts 256 KiB-4 MiB validated (obc-perf -c 1): 256 KiB and 1 MiB
 # through the first ring, 4 MiB (larger than 8 x 256 KiB) through the
-# second where there is one.
+# second where there is one. It checks the geometry and the data, not
+# which ring an op took: nothing a test can read names the ring yet.
 # Usage: tests/coll/stage_depth.sh build/bin/obcrun build/bin/obc-perf
 set -u
 OBCRUN=${1:?usage: $0 path/to/obcrun path/to/obc-perf}
