@@ -57,6 +57,7 @@ struct obc__plan {
     bool streaming; /* eager/arena broadcast: non-temporal stores into the readers' buffers */
     bool mapped; /* arena broadcast: a root whose buffers lie in obc_mem_alloc blocks may
                   * describe them instead of staging (bcast_mapped.c) */
+    bool deep; /* arena broadcast: through the deep ring, not the staging ring */
     bool recdbl; /* hierarchical allreduce: leaders by recursive doubling, else the ring */
     size_t whole_max_bytes; /* window reductions: a vector up to this is reduced whole by
                              * each consumer, not slice by slice */
@@ -134,6 +135,9 @@ struct obc__algo_ctx {
     struct obc__algo_persist *persist;
     size_t p2p_slot_bytes; /* payload of one p2p slot (obc__p2p_slot_bytes: the same for
                             * every peer); 0 without p2p */
+    size_t deep_min_bytes; /* arena broadcasts larger than this take the deep ring (larger
+                            * than the staging ring, on a host that has a deeper one); 0:
+                            * no deep ring */
     /* Bounded scratch for partial results in the accumulator type (16-bit
      * floats accumulate in float32): algorithms that need it work in
      * segments of at most scratch_bytes. Owned by the engine. */

@@ -587,6 +587,8 @@ static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tu
     plan->algo = a;
     plan->streaming = args->nbytes >= tuning->stream_min_bytes;
     plan->mapped = args->nbytes >= tuning->mapped_min_bytes && ctx->cma;
+    plan->deep =
+        a == &obc__bcast_arena && ctx->deep_min_bytes > 0 && args->nbytes > ctx->deep_min_bytes;
     /* hier allreduce: chosen once from the whole size, the same on every leader */
     plan->recdbl = args->nbytes <= tuning->recdbl_max_bytes;
     plan->whole_max_bytes = tuning->win_whole_max_bytes;
@@ -607,16 +609,26 @@ static void fill_plan(const struct obc__algo_ctx *ctx, const struct obc__algo_tu
     }
 }
 
-/* The relays' reason also names their shape and chunk. */
-static void say_relay(const struct obc__plan *plan, char *why, size_t why_bytes)
+/* Appends to a reason already said (why may be NULL: nobody listens). */
+static void say_more(char *why, size_t why_bytes, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say_more(char *why, size_t why_bytes, const char *fmt, ...)
 {
-    static const char *const shapes[] = {"chain", "binomial tree", "radix-8 tree"};
     size_t used = why != NULL ? strlen(why) : 0;
     if (why == NULL || used >= why_bytes) {
         return;
     }
-    snprintf(why + used, why_bytes - used, "; %s of %zu-byte chunks", shapes[plan->shape],
-             plan->chunk_bytes);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why + used, why_bytes - used, fmt, ap);
+    va_end(ap);
+}
+
+/* The relays' reason also names their shape and chunk. */
+static void say_relay(const struct obc__plan *plan, char *why, size_t why_bytes)
+{
+    static const char *const shapes[] = {"chain", "binomial tree", "radix-8 tree"};
+    say_more(why, why_bytes, "; %s of %zu-byte chunks", shapes[plan->shape], plan->chunk_bytes);
 }
 
 static const struct obc__algo *choose(const struct obc__algo_ctx *ctx,
@@ -647,6 +659,10 @@ const struct obc__algo *obc__algo_select(const struct obc__algo_ctx *ctx,
     fill_plan(ctx, tuning, args, a, plan);
     if (is_relay(a)) {
         say_relay(plan, why, why_bytes);
+    }
+    if (plan->deep) {
+        say_more(why, why_bytes, "; deep ring: larger than the %zu-byte staging ring",
+                 ctx->deep_min_bytes);
     }
     return a;
 }

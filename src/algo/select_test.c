@@ -46,6 +46,8 @@ static void parse_forced(void **state)
 static struct obc__plan last_plan; /* of the latest pick */
 static bool cma_permitted; /* the host's probe, as the next picks see it */
 static const struct obc__seg *pick_segs; /* the next picks' buffers; NULL: none */
+static size_t deep_min; /* the next picks' ctx.deep_min_bytes (0: the arena has no deep ring) */
+static char last_why[200]; /* the latest pick's reason */
 
 /* nhosts hosts as algorithms see them; machines > 1: each has its own arena. */
 static const struct obc__algo *pick_on(obc_coll_t coll, int nranks, int nhosts, int machines,
@@ -54,7 +56,8 @@ static const struct obc__algo *pick_on(obc_coll_t coll, int nranks, int nhosts, 
 {
     struct obc__algo_ctx ctx;
     struct obc__coll_args args;
-    char why[200];
+    char *why = last_why;
+    size_t why_bytes = sizeof(last_why);
     memset(&ctx, 0, sizeof(ctx));
     memset(&args, 0, sizeof(args));
     ctx.nranks = nranks;
@@ -67,11 +70,12 @@ static const struct obc__algo *pick_on(obc_coll_t coll, int nranks, int nhosts, 
     ctx.leaders.n = nhosts;
     ctx.scratch_bytes = 1 << 20;
     ctx.p2p_slot_bytes = SLOT_BYTES;
+    ctx.deep_min_bytes = deep_min;
     args.coll = coll;
     args.nbytes = nbytes;
     args.segs = pick_segs;
     args.nsegs = nsegs;
-    const struct obc__algo *a = obc__algo_select(&ctx, t, &args, &last_plan, why, sizeof(why));
+    const struct obc__algo *a = obc__algo_select(&ctx, t, &args, &last_plan, why, why_bytes);
     assert_true(strlen(why) > 0); /* every choice says why */
     assert_ptr_equal(last_plan.algo, a);
     return a;
@@ -403,6 +407,32 @@ static void plan_flags(void **state)
     assert_int_equal(last_plan.whole_max_bytes, 16u << 10);
 }
 
+/* Only arena broadcasts larger than the staging ring take the deep ring,
+ * and only where the arena has one (ctx.deep_min_bytes > 0); the reason
+ * says so. */
+static void deep_ring(void **state)
+{
+    struct obc__algo_tuning t = tuning_for(2);
+    (void)state;
+    deep_min = 0;
+    assert_ptr_equal(pick(8, 16u << 20, 1, &t), &obc__bcast_arena);
+    assert_false(last_plan.deep);
+    deep_min = 1u << 20;
+    assert_ptr_equal(pick(8, 1u << 20, 1, &t), &obc__bcast_arena);
+    assert_false(last_plan.deep);
+    assert_null(strstr(last_why, "deep ring"));
+    assert_ptr_equal(pick(8, (1u << 20) + 1, 1, &t), &obc__bcast_arena);
+    assert_true(last_plan.deep);
+    assert_non_null(strstr(last_why, "deep ring"));
+    assert_ptr_equal(pick(8, 8, 1, &t), &obc__bcast_eager);
+    assert_false(last_plan.deep);
+    assert_ptr_not_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 4u << 20, 1, &t), &obc__bcast_arena);
+    assert_false(last_plan.deep);
+    assert_ptr_not_equal(pick_on(OBC_COLL_BROADCAST, 8, 2, 2, 4u << 20, 1, &t), &obc__bcast_arena);
+    assert_false(last_plan.deep);
+    deep_min = 0;
+}
+
 static void stamps_differ(void **state)
 {
     struct obc__coll_args a, b;
@@ -435,7 +465,7 @@ int main(void)
         cmocka_unit_test(relay_plans),          cmocka_unit_test(plan_flags),
         cmocka_unit_test(stamps_differ),        cmocka_unit_test(single_copy),
         cmocka_unit_test(alltoall_single_copy), cmocka_unit_test(alltoallv_posted),
-        cmocka_unit_test(rooted_single_copy),
+        cmocka_unit_test(rooted_single_copy),   cmocka_unit_test(deep_ring),
     };
     obc__err_init(&err);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -618,6 +618,21 @@ obc_result_t obc__engine_synchronize(struct obc__engine *e)
  * tables (it outlives the engine); only the world's identity list is ours. */
 #define ENGINE_SCRATCH_BYTES (2u << 20)
 
+/* The deep ring serves messages larger than the staging ring, when the
+ * arena has one that is deeper (setup_arena.c: more ranks than CPUs);
+ * smaller ones keep the staging ring's few slots warm in cache. */
+static size_t deep_min_bytes(const struct obc__arena *a)
+{
+    if (a == NULL) {
+        return 0;
+    }
+    uint32_t stage = obc__arena_ring_nslots(a, OBC_RING_STAGE);
+    if (obc__arena_ring_nslots(a, OBC_RING_DEEP) <= stage) {
+        return 0;
+    }
+    return (size_t)stage * obc__arena_slot_bytes(a, OBC_RING_STAGE);
+}
+
 static obc_result_t engine_teams(struct obc__engine *e, const struct obc__engine_params *p)
 {
     const struct obc__host_layout *l = p->layout;
@@ -665,6 +680,7 @@ obc_result_t obc__engine_create(const struct obc__engine_params *p, struct obc__
     e->ctx.cma = p->arena != NULL && obc__arena_has_cma(p->arena);
     e->ctx.mem = p->mem;
     e->ctx.p2p_slot_bytes = p->p2p != NULL ? obc__p2p_slot_bytes(p->p2p, p->rank) : 0;
+    e->ctx.deep_min_bytes = deep_min_bytes(p->arena);
     e->tuning = p->tuning;
     bool ok = obc__check_init(&e->check, p) == OBC_SUCCESS && engine_teams(e, p) == OBC_SUCCESS;
     if (ok && obc__p2p_engine_create(p->nranks, &e->p2p) != OBC_SUCCESS) {

@@ -7,8 +7,8 @@
 # the answer does not depend on this machine's CPU count. Each run
 # broadcasts 256 KiB-4 MiB validated (obc-perf -c 1): 256 KiB and 1 MiB
 # through the first ring, 4 MiB (larger than 8 x 256 KiB) through the
-# second where there is one. It checks the geometry and the data, not
-# which ring an op took: nothing a test can read names the ring yet.
+# second where there is one. It checks the geometry, the data, and the
+# ring each size took, as the algorithm line at OBC_DEBUG=INFO names it.
 # Usage: tests/coll/stage_depth.sh build/bin/obcrun build/bin/obc-perf
 set -u
 OBCRUN=${1:?usage: $0 path/to/obcrun path/to/obc-perf}
@@ -32,6 +32,21 @@ rings() {
         sed 's/staging ring //; s/ bytes, deep ring/, deep/' | sort -u
 }
 
+# ring_for BYTES [VAR=VALUE ...]: the ring 3 ranks on one CPU broadcast
+# BYTES through, as every rank's algorithm lines name it ("deep" or
+# "staging"; two words if the ranks or calls differ), or nothing if the
+# run failed.
+ring_for() {
+    bytes=$1
+    shift
+    # shellcheck disable=SC2068 # the variables are words on purpose
+    env OBC_DEBUG=INFO OBC_DEBUG_SUBSYS=coll "$@" taskset -c 0 "$OBCRUN" -n 3 \
+        --timeout $((120 * MULT)) "$PERF" -b "$bytes" -e "$bytes" -c 1 -w 1 -m 2 -n 2 -t 0.01 \
+        >/dev/null 2>"$LOG" || return 1
+    grep "broadcast #[0-9]*: $bytes bytes: algorithm arena" "$LOG" |
+        sed 's/.*deep ring.*/deep/; t; s/.*/staging/' | sort -u | tr '\n' ' ' | sed 's/ $//'
+}
+
 # expect WHAT WANT GOT
 expect() {
     if [ "$3" = "$2" ]; then
@@ -50,6 +65,10 @@ expect "3 ranks on 1 CPU, OBC_PIPELINE_DEPTH=64" "64 x 262144, deep 0" \
     "$(rings 3 0 OBC_PIPELINE_DEPTH=64)"
 expect "3 ranks on 1 CPU, OBC_CHUNK_BYTES=64K" "8 x 65536, deep 32" \
     "$(rings 3 0 OBC_CHUNK_BYTES=64K)"
+expect "3 ranks on 1 CPU, 1 MiB: ring" "staging" "$(ring_for 1048576)"
+expect "3 ranks on 1 CPU, 4 MiB: ring" "deep" "$(ring_for 4194304)"
+expect "3 ranks on 1 CPU, 4 MiB, OBC_PIPELINE_DEPTH=8: ring" "staging" \
+    "$(ring_for 4194304 OBC_PIPELINE_DEPTH=8)"
 if [ "$(nproc)" -ge 2 ]; then
     expect "2 ranks on 2 CPUs" "8 x 262144, deep 0" "$(rings 2 0,1)"
 else

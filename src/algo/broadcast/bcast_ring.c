@@ -14,7 +14,7 @@
  *           single-copy reads are not permitted. Cost: the root copies n once,
  *           every reader copies n; the slots stay cache-resident. On a host
  *           with more ranks than CPUs, messages larger than that ring go
- *           through a deeper one of the same chunks (arena_ring).
+ *           through a deeper one of the same chunks (plan.deep, select.c).
  *
  *   root:    [c0][c1][c2][c3] -> slot0 slot1 ... (waits when slot k-depth busy)
  *   rank 1:      copy c0  copy c1  copy c2 ...
@@ -251,21 +251,9 @@ static void eager_init(void *state, struct obc__algo_ctx *ctx, const struct obc_
     ring_init(state, ctx, args, OBC_RING_EAGER);
 }
 
-/* A message larger than the staging ring goes through the deep ring when
- * the host has one that is deeper (setup_arena.c: more ranks than CPUs);
- * smaller ones keep the staging ring's few slots warm in cache. */
-static int arena_ring(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
-{
-    const struct obc__arena *a = ctx->arena;
-    uint32_t stage = obc__arena_ring_nslots(a, OBC_RING_STAGE);
-    bool larger = args->nbytes > (size_t)stage * obc__arena_slot_bytes(a, OBC_RING_STAGE);
-    return larger && obc__arena_ring_nslots(a, OBC_RING_DEEP) > stage ? OBC_RING_DEEP
-                                                                      : OBC_RING_STAGE;
-}
-
 static void arena_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
 {
-    ring_init(state, ctx, args, arena_ring(ctx, args));
+    ring_init(state, ctx, args, args->plan.deep ? OBC_RING_DEEP : OBC_RING_STAGE);
 }
 
 const struct obc__algo obc__bcast_eager = {OBC_COLL_BROADCAST, "eager", one_arena, eager_init,
