@@ -132,14 +132,20 @@ static const char *wait_settings(const struct obc__config *cfg, const struct obc
  * messages larger than the first. 8 ranks on the 2-core VM beside one busy
  * process, time over Open MPI's (bench/results/2026-12-06-crowded-ring):
  * 16 MiB 1.60-1.96x through 8 slots, 1.03-1.13x through 32; 64 MiB 1.47x
- * and 1.00x; 4 ranks at 64 MiB 1.37x and 0.54x. Smaller messages keep the
- * 8-slot ring: through 32 slots, 256 KiB broadcasts at 8 ranks were 6-10x
- * slower by span in about half the launches (the slots go cold between
- * uses). Hosts with a CPU per rank need no second ring: their readers keep
- * up. OBC_PIPELINE_DEPTH sets the first ring and turns the second off.
+ * and 1.00x; 4 ranks at 64 MiB 1.37x and 0.54x. 64 slots (16 MiB) hold a
+ * 16 MiB message whole, so its root writes and leaves: 0.89x / 0.83x (max
+ * over ranks / span) against 1.19x / 1.15x through 32 and 1.22x / 0.97x
+ * through 48; 64 MiB 0.87x / 0.64x against 0.98x / 0.79x
+ * (bench/results/2026-12-06-deep-slots). Its cost is fixed: each rank's
+ * peak RSS grows by 16.5 MiB in a 2 GiB broadcast (8.8 through 32).
+ * Smaller messages keep the 8-slot ring: through 32 slots, 256 KiB
+ * broadcasts at 8 ranks were 6-10x slower by span in about half the
+ * launches (the slots go cold between uses). Hosts with a CPU per rank
+ * need no second ring: their readers keep up. OBC_PIPELINE_DEPTH sets the
+ * first ring and turns the second off.
  */
 #define STAGE_DEPTH 8
-#define DEEP_DEPTH 32
+#define DEEP_DEPTH 64
 #define UNUSED_DEPTH 2 /* never deeper than the staging ring: never used */
 
 static obc_result_t arena_settings(const struct obc__config *cfg, const struct obc__host_layout *l,

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # stage_depth.sh - the arena broadcast's staging rings (setup_arena.c): 8
-# slots, and a second ring of 32 for larger messages when a host has more
+# slots, and a second ring of 64 for larger messages when a host has more
 # ranks than CPUs; OBC_PIPELINE_DEPTH sets the first and turns the second
 # off (out of range: a clear error). The ranks are pinned with taskset, so
 # the answer does not depend on this machine's CPU count. Each run
@@ -19,7 +19,7 @@ trap 'rm -f "$LOG"' EXIT
 nfail=0
 
 # rings NP CPUS [VAR=VALUE ...]: the staging rings the ranks logged, one
-# line per distinct geometry ("8 x 262144, deep 32"; deep 0: none), or
+# line per distinct geometry ("8 x 262144, deep 64"; deep 0: none), or
 # nothing if the run failed.
 rings() {
     np=$1 cpus=$2
@@ -58,12 +58,12 @@ expect() {
     fi
 }
 
-expect "3 ranks on 1 CPU" "8 x 262144, deep 32" "$(rings 3 0)"
+expect "3 ranks on 1 CPU" "8 x 262144, deep 64" "$(rings 3 0)"
 expect "3 ranks on 1 CPU, OBC_PIPELINE_DEPTH=8" "8 x 262144, deep 0" \
     "$(rings 3 0 OBC_PIPELINE_DEPTH=8)"
 expect "3 ranks on 1 CPU, OBC_PIPELINE_DEPTH=64" "64 x 262144, deep 0" \
     "$(rings 3 0 OBC_PIPELINE_DEPTH=64)"
-expect "3 ranks on 1 CPU, OBC_CHUNK_BYTES=64K" "8 x 65536, deep 32" \
+expect "3 ranks on 1 CPU, OBC_CHUNK_BYTES=64K" "8 x 65536, deep 64" \
     "$(rings 3 0 OBC_CHUNK_BYTES=64K)"
 expect "3 ranks on 1 CPU, 1 MiB: ring" "staging" "$(ring_for 1048576)"
 expect "3 ranks on 1 CPU, 4 MiB: ring" "deep" "$(ring_for 4194304)"
