@@ -46,7 +46,8 @@ int obct_verify_poison_at(const char *file, int line, const char *what, const vo
 
 /* Allocate nbytes (0 allowed) with guards; misalign (0..63) shifts the payload off a
  * 64-byte boundary. Fatal on failure. Large buffers are mmap'd, so untouched pages
- * cost nothing until filled. */
+ * cost nothing until filled; a freed one may come back, unzeroed, as the next buffer
+ * of as many pages (data.c), so a test fills or poisons what it reads. */
 void obct_buf_alloc(struct obct_buf *b, size_t nbytes, size_t misalign);
 void obct_buf_free(struct obct_buf *b);
 /* 0 when both guards are intact; otherwise reports like obct_verify_at. */
