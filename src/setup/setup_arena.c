@@ -136,7 +136,7 @@ static const char *wait_settings(const struct obc__config *cfg, const struct obc
  * 16 MiB message whole, so its root writes and leaves: 0.89x / 0.83x (max
  * over ranks / span) against 1.19x / 1.15x through 32 and 1.22x / 0.97x
  * through 48; 64 MiB 0.87x / 0.64x against 0.98x / 0.79x
- * (bench/results/2026-12-06-deep-slots). Its cost is fixed: each rank's
+ * (bench/results/2026-12-06-deep-ring-64). Its cost is fixed: each rank's
  * peak RSS grows by 16.5 MiB in a 2 GiB broadcast (8.8 through 32).
  * Smaller messages keep the 8-slot ring: through 32 slots, 256 KiB
  * broadcasts at 8 ranks were 6-10x slower by span in about half the
