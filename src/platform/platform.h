@@ -52,6 +52,10 @@ int obc__shm_unlink(const char *name);
  * returns how many. */
 int obc__shm_sweep_dead(const char *prefix);
 void obc__shm_detach(void *addr, size_t nbytes);
+/* Bytes still free for POSIX shm segments (the tmpfs at /dev/shm), or
+ * -errno. A segment is sparse: what its pages need beyond this space ends
+ * in SIGBUS on the first write, not in an error. */
+int64_t obc__shm_free_bytes(void);
 /* An anonymous shared mapping backed by a memfd (no name in /dev/shm, gone
  * with its last mapping and fd): nbytes (> 0, a multiple of the page size)
  * mapped read-write, MAP_SHARED. Returns the fd (kept open, close-on-exec,

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 static int map_fd(int fd, size_t nbytes, void **addr)
@@ -30,6 +31,15 @@ static int map_fd(int fd, size_t nbytes, void **addr)
     }
     *addr = p;
     return 0;
+}
+
+int64_t obc__shm_free_bytes(void)
+{
+    struct statvfs st;
+    if (statvfs("/dev/shm", &st) != 0) {
+        return -errno;
+    }
+    return (int64_t)st.f_bavail * (int64_t)st.f_frsize;
 }
 
 int obc__shm_create(const char *name, size_t nbytes, void **addr)

@@ -175,6 +175,27 @@ static obc_result_t arena_settings(const struct obc__config *cfg, const struct o
     return OBC_SUCCESS;
 }
 
+/* Can /dev/shm hold the whole segment? It is sparse, so making it always
+ * works, but a page the tmpfs cannot back fails with SIGBUS at its first
+ * write, in the middle of some later collective. A container's /dev/shm is
+ * 64 MiB unless told otherwise, and 8 ranks on a host need about 100 MiB:
+ * every local rank checks, so every one can say why it stops. */
+static obc_result_t check_shm_room(struct obc_comm *c, const struct obc__arena_geometry *geo)
+{
+    const double mib = 1024.0 * 1024.0;
+    size_t need = obc__arena_segment_bytes(c->layout.local_nranks, geo);
+    int64_t room = obc__shm_free_bytes();
+    if (room < 0 || (uint64_t)room >= need) {
+        return OBC_SUCCESS; /* no statvfs answer: nothing to judge by */
+    }
+    return obc__err_set(&c->err, OBC_ERR_NO_MEMORY,
+                        "/dev/shm has %.1f MiB free, and the shared memory of %d ranks on "
+                        "this host needs %.1f MiB: make /dev/shm larger (in a container: "
+                        "docker run --shm-size), run fewer ranks per host, or lower "
+                        "OBC_CHUNK_BYTES",
+                        (double)room / mib, c->layout.local_nranks, (double)need / mib);
+}
+
 /* Rounds 2 and 3: create or attach the segment, then unlink it. */
 static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
                                 const struct obc__arena_peer *peers, char (*names)[SEG_NAME_BYTES],
@@ -189,9 +210,12 @@ static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
     obc_result_t res;
     const char *waits = wait_settings(&c->config, l, &policy);
     OBC_CHECK(arena_settings(&c->config, l, &geo, &c->err));
+    obc_result_t room = check_shm_room(c, &geo);
     if (leader) {
         segment_name(&c->config, mine);
-        res = obc__arena_create(mine, 0, l->local_nranks, &geo, peers, &policy, &c->err, &c->arena);
+        res = room != OBC_SUCCESS
+            ? room
+            : obc__arena_create(mine, 0, l->local_nranks, &geo, peers, &policy, &c->err, &c->arena);
         me.status = res;
         if (res != OBC_SUCCESS) {
             mine[0] = '\0'; /* nothing to attach to, nothing to unlink */
@@ -200,9 +224,11 @@ static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
     OBC_CHECK(obc__boot_allgather(boot, mine, sizeof(mine), names, &c->err));
     if (!leader) {
         const char *name = names[peers[0].rank];
-        res = name[0] == '\0' ? OBC_ERR_SYSTEM
-                              : obc__arena_attach(name, l->local_rank, l->local_nranks, peers,
-                                                  &policy, &c->err, &c->arena);
+        res = room; /* no name: the leader failed, and says why in round 3 */
+        if (res == OBC_SUCCESS && name[0] != '\0') {
+            res = obc__arena_attach(name, l->local_rank, l->local_nranks, peers, &policy, &c->err,
+                                    &c->arena);
+        }
         me.status = res;
     }
     res = obc__boot_allgather(boot, &me, sizeof(me), r3, &c->err);
@@ -210,6 +236,9 @@ static obc_result_t build_arena(struct obc_comm *c, struct obc__boot *boot,
         obc__arena_unlink(mine);
     }
     OBC_CHECK(res);
+    if (me.status != OBC_SUCCESS) {
+        return (obc_result_t)me.status; /* this rank's own reason, already in c->err */
+    }
     for (int r = 0; r < c->nranks; r++) {
         if (r3[r].status != OBC_SUCCESS) {
             return obc__err_set(&c->err, OBC_ERR_SYSTEM,

@@ -90,6 +90,8 @@ void obc__arena_unlink(const char *name);
 /* Mark this rank as departed (a clean exit is not a lost peer) and unmap. */
 void obc__arena_destroy(struct obc__arena *a);
 size_t obc__arena_bytes(const struct obc__arena *a);
+/* The size of the segment obc__arena_create would make. */
+size_t obc__arena_segment_bytes(int local_nranks, const struct obc__arena_geometry *geo);
 
 /* CMA: probe whether this process may read peer's memory at remote_addr. */
 bool obc__arena_probe_cma(struct obc__arena *a, int peer, const void *remote_addr);

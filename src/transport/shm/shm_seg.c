@@ -138,6 +138,13 @@ static struct obc__arena *arena_new(int local_rank, int local_nranks,
     return a;
 }
 
+size_t obc__arena_segment_bytes(int local_nranks, const struct obc__arena_geometry *geo)
+{
+    struct shm_header probe;
+    memset(&probe, 0, sizeof(probe));
+    return layout(&probe, local_nranks, geo);
+}
+
 obc_result_t obc__arena_create(const char *name, int local_rank, int local_nranks,
                                const struct obc__arena_geometry *geo,
                                const struct obc__arena_peer *peers,
