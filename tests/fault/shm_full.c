@@ -27,18 +27,6 @@
 
 static int port;
 
-static void set_env(int rank, int nranks)
-{
-    char v[64];
-    snprintf(v, sizeof(v), "%d", rank);
-    setenv("OBC_RANK", v, 1);
-    snprintf(v, sizeof(v), "%d", nranks);
-    setenv("OBC_NRANKS", v, 1);
-    snprintf(v, sizeof(v), "127.0.0.1:%d", port);
-    setenv("OBC_BOOTSTRAP", v, 1);
-    setenv("OBC_SECRET", "shm-full-test", 1);
-}
-
 /* Every rank's init must fail, with the reason and the fix in its message. */
 static int refused_rank(obc_comm_t *unused, int rank, int nranks, struct obct_report *self,
                         void *arg)
@@ -47,7 +35,7 @@ static int refused_rank(obc_comm_t *unused, int rank, int nranks, struct obct_re
     (void)unused;
     (void)self;
     (void)arg;
-    set_env(rank, nranks);
+    obct_launch_env(rank, nranks, port, "shm-full-test");
     obc_result_t rc = obc_comm_init_env(&comm);
     const char *msg = obc_comm_last_error(NULL);
     printf("shm_full: rank %d: %s: %s\n", rank, obc_result_name(rc), msg);
@@ -66,7 +54,7 @@ static int fitting_rank(obc_comm_t *unused, int rank, int nranks, struct obct_re
     (void)unused;
     (void)self;
     (void)arg;
-    set_env(rank, nranks);
+    obct_launch_env(rank, nranks, port, "shm-full-test");
     obc_comm_t *comm = obct_comm_from_env();
     obct_bcase_setup(&c, rank, 1 << 20, OBC_FLOAT32, 0, 0x73686d66ull, OBCT_IN_PLACE);
     OBCT_OK(obc_bcast(obct_bcase_recvbuf(&c), c.count, c.dtype, c.root, comm), comm);

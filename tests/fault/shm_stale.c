@@ -46,20 +46,13 @@ static bool exists(const char *name)
 
 static int rank_main(obc_comm_t *unused, int rank, int nranks, struct obct_report *self, void *arg)
 {
-    char v[64];
     obc_comm_t *comm = NULL;
     struct obct_bcase c;
     (void)unused;
     (void)self;
     (void)arg;
     unsetenv("OBC_JOB_ID");
-    snprintf(v, sizeof(v), "%d", rank);
-    setenv("OBC_RANK", v, 1);
-    snprintf(v, sizeof(v), "%d", nranks);
-    setenv("OBC_NRANKS", v, 1);
-    snprintf(v, sizeof(v), "127.0.0.1:%d", port);
-    setenv("OBC_BOOTSTRAP", v, 1);
-    setenv("OBC_SECRET", "shm-stale-test", 1);
+    obct_launch_env(rank, nranks, port, "shm-stale-test");
     comm = obct_comm_from_env();
     obct_bcase_setup(&c, rank, 100003, OBC_FLOAT32, 1, 0x7374616cull, OBCT_IN_PLACE);
     OBCT_OK(obc_bcast(obct_bcase_recvbuf(&c), c.count, c.dtype, c.root, comm), comm);

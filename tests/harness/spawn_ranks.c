@@ -27,6 +27,18 @@ static pid_t g_pids[OBCT_MAX_RANKS];
 static int g_npids;
 static char g_scenario[256]; /* obct_scenario: the label of the jobs that follow */
 
+void obct_launch_env(int rank, int nranks, int port, const char *secret)
+{
+    char v[64];
+    snprintf(v, sizeof(v), "%d", rank);
+    setenv("OBC_RANK", v, 1);
+    snprintf(v, sizeof(v), "%d", nranks);
+    setenv("OBC_NRANKS", v, 1);
+    snprintf(v, sizeof(v), "127.0.0.1:%d", port);
+    setenv("OBC_BOOTSTRAP", v, 1);
+    setenv("OBC_SECRET", secret, 1);
+}
+
 void obct_scenario(const char *fmt, ...)
 {
     va_list ap;

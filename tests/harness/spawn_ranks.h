@@ -64,6 +64,10 @@ void obct_scenario(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Fork nranks children running fn, inside a quiet scope. Fatal on any set-up failure. */
 void obct_spawn(struct obct_job *job, int nranks, obct_rank_fn fn, void *arg, int flags);
+/* Child side, with OBCT_SPAWN_NO_INIT: the variables obcrun would give this
+ * rank (OBC_RANK, OBC_NRANKS, OBC_BOOTSTRAP at 127.0.0.1:port, OBC_SECRET),
+ * for a test that calls obc_comm_init_env itself. */
+void obct_launch_env(int rank, int nranks, int port, const char *secret);
 /* Child side: bump this rank's progress counter. */
 void obct_progress(struct obct_report *self);
 /* Wait until rank's progress >= min; 0, or -1 after timeout_s or if the child exited. */
