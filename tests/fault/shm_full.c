@@ -6,7 +6,7 @@
  * a SIGBUS at the first write to a page the tmpfs cannot back. The test
  * mounts its own tmpfs over /dev/shm in a private mount namespace (root
  * only: exit 77, skipped, without CAP_SYS_ADMIN): 8 MiB for a 4-rank job,
- * which needs about 30 MiB on any CPU count; then 64 MiB, where a 2-rank
+ * which needs 28 MiB (43 with more ranks than CPUs); then 64 MiB, where a 2-rank
  * job initialises and broadcasts 4 MiB verified. Neither leaves a segment.
  */
 /* obct: timeout=60 */
