@@ -21,6 +21,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+/* Where glibc's shm_open keeps its segments: a tmpfs, swept and measured here. */
+static const char shm_dir[] = "/dev/shm";
+
 static int map_fd(int fd, size_t nbytes, void **addr)
 {
     void *p = mmap(NULL, nbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -36,7 +39,7 @@ static int map_fd(int fd, size_t nbytes, void **addr)
 int64_t obc__shm_free_bytes(void)
 {
     struct statvfs st;
-    if (statvfs("/dev/shm", &st) != 0) {
+    if (statvfs(shm_dir, &st) != 0) {
         return -errno;
     }
     return (int64_t)st.f_bavail * (int64_t)st.f_frsize;
@@ -82,7 +85,7 @@ int obc__shm_unlink(const char *name)
 
 int obc__shm_sweep_dead(const char *prefix)
 {
-    DIR *d = opendir("/dev/shm");
+    DIR *d = opendir(shm_dir);
     size_t len = strlen(prefix);
     int removed = 0;
     if (d == NULL) {
