@@ -178,7 +178,7 @@ static obc_result_t arena_settings(const struct obc__config *cfg, const struct o
 /* Can /dev/shm hold the whole segment? It is sparse, so making it always
  * works, but a page the tmpfs cannot back fails with SIGBUS at its first
  * write, in the middle of some later collective. A container's /dev/shm is
- * 64 MiB unless told otherwise, and 8 ranks on a host need about 100 MiB:
+ * 64 MiB unless told otherwise, and 8 ranks on a host need 84-99 MiB:
  * every local rank checks, so every one can say why it stops. */
 static obc_result_t check_shm_room(struct obc_comm *c, const struct obc__arena_geometry *geo)
 {
