@@ -9,9 +9,14 @@
  * `arrived` and `completed` hold an operation's position (seq + 1; 0 =
  * none); recent[pos % OBC_BOARD_RECENT] is that operation's entry, its call
  * and its timings. Every word is atomic: other processes read while the
- * owner writes. The owner fills an entry, then stores its pos into it and
- * into `arrived` (release); a reader takes `arrived`, then the entry, then
- * checks that the entry still holds that pos, so it never mixes two calls.
+ * owner writes. The owner clears an entry's pos, fills the entry, then
+ * stores its pos into it and into `arrived`; a reader takes the entry's
+ * pos, then the entry, then checks that the entry still holds that pos, so
+ * it never mixes two calls. This is a sequence lock made of release stores
+ * and acquire loads only, no fences (ThreadSanitizer does not model them,
+ * and on x86 both are plain moves): a reader that loads (acquire) a field
+ * the owner stored (release) after clearing pos must then see pos cleared
+ * or moved on, never the pos it started from.
  * `odd` holds a call the owner found different from its own (and
  * `odd_rank` whose), so that the ranks of its host can name it too. Board
  * flag 0 follows `arrived`, flag 1 the payload hash's pos, for
@@ -72,17 +77,16 @@ static bool read_call(const struct entry *e, uint64_t pos, struct obc__board_cal
         return false;
     }
     c->pos = pos;
-    c->coll = (obc_coll_t)atomic_load_explicit(&e->coll, memory_order_relaxed);
-    c->root = (int)atomic_load_explicit(&e->root, memory_order_relaxed);
-    c->dtype = (obc_dtype_t)atomic_load_explicit(&e->dtype, memory_order_relaxed);
-    c->redop = (obc_redop_t)atomic_load_explicit(&e->redop, memory_order_relaxed);
-    c->count = (size_t)atomic_load_explicit(&e->count, memory_order_relaxed);
-    c->nbytes = (size_t)atomic_load_explicit(&e->nbytes, memory_order_relaxed);
-    c->state = (int)atomic_load_explicit(&e->state, memory_order_relaxed);
-    c->result = (obc_result_t)atomic_load_explicit(&e->result, memory_order_relaxed);
-    c->start_ns = atomic_load_explicit(&e->start_ns, memory_order_relaxed);
-    c->end_ns = atomic_load_explicit(&e->end_ns, memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire);
+    c->coll = (obc_coll_t)atomic_load_explicit(&e->coll, memory_order_acquire);
+    c->root = (int)atomic_load_explicit(&e->root, memory_order_acquire);
+    c->dtype = (obc_dtype_t)atomic_load_explicit(&e->dtype, memory_order_acquire);
+    c->redop = (obc_redop_t)atomic_load_explicit(&e->redop, memory_order_acquire);
+    c->count = (size_t)atomic_load_explicit(&e->count, memory_order_acquire);
+    c->nbytes = (size_t)atomic_load_explicit(&e->nbytes, memory_order_acquire);
+    c->state = (int)atomic_load_explicit(&e->state, memory_order_acquire);
+    c->result = (obc_result_t)atomic_load_explicit(&e->result, memory_order_acquire);
+    c->start_ns = atomic_load_explicit(&e->start_ns, memory_order_acquire);
+    c->end_ns = atomic_load_explicit(&e->end_ns, memory_order_acquire);
     return atomic_load_explicit(&e->pos, memory_order_relaxed) == pos &&
         (unsigned)c->coll < OBC_COLL_COUNT;
 }
@@ -96,13 +100,12 @@ static bool read_entry(const struct board *bd, uint64_t pos, struct obc__board_c
 static void write_call(struct entry *e, const struct obc__board_call *c)
 {
     atomic_store_explicit(&e->pos, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&e->coll, (uint64_t)c->coll, memory_order_relaxed);
-    atomic_store_explicit(&e->root, (uint64_t)c->root, memory_order_relaxed);
-    atomic_store_explicit(&e->dtype, (uint64_t)c->dtype, memory_order_relaxed);
-    atomic_store_explicit(&e->redop, (uint64_t)c->redop, memory_order_relaxed);
-    atomic_store_explicit(&e->count, (uint64_t)c->count, memory_order_relaxed);
-    atomic_store_explicit(&e->nbytes, (uint64_t)c->nbytes, memory_order_relaxed);
+    atomic_store_explicit(&e->coll, (uint64_t)c->coll, memory_order_release);
+    atomic_store_explicit(&e->root, (uint64_t)c->root, memory_order_release);
+    atomic_store_explicit(&e->dtype, (uint64_t)c->dtype, memory_order_release);
+    atomic_store_explicit(&e->redop, (uint64_t)c->redop, memory_order_release);
+    atomic_store_explicit(&e->count, (uint64_t)c->count, memory_order_release);
+    atomic_store_explicit(&e->nbytes, (uint64_t)c->nbytes, memory_order_release);
     atomic_store_explicit(&e->pos, c->pos, memory_order_release);
 }
 
@@ -115,17 +118,16 @@ void obc__board_enter(struct obc__boards *b, const struct obc__coll_args *args)
     uint64_t pos = pos_of(args);
     struct entry *e = &bd->recent[pos % OBC_BOARD_RECENT];
     atomic_store_explicit(&e->pos, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&e->coll, (uint64_t)args->coll, memory_order_relaxed);
-    atomic_store_explicit(&e->root, (uint64_t)args->root, memory_order_relaxed);
-    atomic_store_explicit(&e->dtype, (uint64_t)args->dtype, memory_order_relaxed);
-    atomic_store_explicit(&e->redop, (uint64_t)args->redop, memory_order_relaxed);
-    atomic_store_explicit(&e->count, (uint64_t)args->count, memory_order_relaxed);
-    atomic_store_explicit(&e->nbytes, (uint64_t)args->nbytes, memory_order_relaxed);
-    atomic_store_explicit(&e->state, STATE_RUNNING, memory_order_relaxed);
-    atomic_store_explicit(&e->result, OBC_SUCCESS, memory_order_relaxed);
-    atomic_store_explicit(&e->start_ns, obc__coarse_now_ns(), memory_order_relaxed);
-    atomic_store_explicit(&e->end_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&e->coll, (uint64_t)args->coll, memory_order_release);
+    atomic_store_explicit(&e->root, (uint64_t)args->root, memory_order_release);
+    atomic_store_explicit(&e->dtype, (uint64_t)args->dtype, memory_order_release);
+    atomic_store_explicit(&e->redop, (uint64_t)args->redop, memory_order_release);
+    atomic_store_explicit(&e->count, (uint64_t)args->count, memory_order_release);
+    atomic_store_explicit(&e->nbytes, (uint64_t)args->nbytes, memory_order_release);
+    atomic_store_explicit(&e->state, STATE_RUNNING, memory_order_release);
+    atomic_store_explicit(&e->result, OBC_SUCCESS, memory_order_release);
+    atomic_store_explicit(&e->start_ns, obc__coarse_now_ns(), memory_order_release);
+    atomic_store_explicit(&e->end_ns, 0, memory_order_release);
     atomic_store_explicit(&e->pos, pos, memory_order_release);
     atomic_store_explicit(&bd->arrived, pos, memory_order_release);
     if (b->check >= 1) { /* only check mode waits on it */
@@ -189,7 +191,7 @@ void obc__board_post_odd(struct obc__boards *b, int rank, const struct obc__boar
     }
     struct board *bd = board_of(b, b->rank);
     atomic_store_explicit(&bd->odd.pos, 0, memory_order_relaxed);
-    atomic_store_explicit(&bd->odd_rank, (uint64_t)rank, memory_order_relaxed);
+    atomic_store_explicit(&bd->odd_rank, (uint64_t)rank, memory_order_release);
     write_call(&bd->odd, odd);
 }
 
@@ -200,8 +202,14 @@ bool obc__board_odd(struct obc__boards *b, int rank, uint64_t seq, int *odd_rank
         return false;
     }
     struct board *bd = board_of(b, rank);
-    *odd_rank = (int)atomic_load_explicit(&bd->odd_rank, memory_order_relaxed);
-    return read_call(&bd->odd, seq + 1, odd) && *odd_rank >= 0 && *odd_rank < b->nranks;
+    if (!read_call(&bd->odd, seq + 1, odd)) {
+        return false;
+    }
+    /* odd_rank belongs to the same sequence lock: read after the entry's
+     * pos, then the pos checked again */
+    *odd_rank = (int)atomic_load_explicit(&bd->odd_rank, memory_order_acquire);
+    return atomic_load_explicit(&bd->odd.pos, memory_order_relaxed) == seq + 1 && *odd_rank >= 0 &&
+        *odd_rank < b->nranks;
 }
 
 bool obc__board_hash(struct obc__boards *b, int rank, uint64_t seq, uint64_t *hash)
@@ -210,8 +218,10 @@ bool obc__board_hash(struct obc__boards *b, int rank, uint64_t seq, uint64_t *ha
         return false;
     }
     struct board *bd = board_of(b, rank);
-    *hash = atomic_load_explicit(&bd->hash, memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&bd->hash_pos, memory_order_acquire) != seq + 1) {
+        return false; /* the same sequence lock as an entry's (see the top) */
+    }
+    *hash = atomic_load_explicit(&bd->hash, memory_order_acquire);
     return atomic_load_explicit(&bd->hash_pos, memory_order_relaxed) == seq + 1;
 }
 
@@ -222,8 +232,7 @@ void obc__board_post_hash(struct obc__boards *b, const struct obc__coll_args *ar
     }
     struct board *bd = board_of(b, b->rank);
     atomic_store_explicit(&bd->hash_pos, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&bd->hash, hash, memory_order_relaxed);
+    atomic_store_explicit(&bd->hash, hash, memory_order_release);
     atomic_store_explicit(&bd->hash_pos, pos_of(args), memory_order_release);
     obc__arena_board_flag_store(b->arena, FLAG_HASHED, (uint32_t)pos_of(args));
 }
