@@ -50,16 +50,12 @@ static int refused_rank(obc_comm_t *unused, int rank, int nranks, struct obct_re
 static int fitting_rank(obc_comm_t *unused, int rank, int nranks, struct obct_report *self,
                         void *arg)
 {
-    struct obct_bcase c;
     (void)unused;
     (void)self;
     (void)arg;
     obct_launch_env(rank, nranks, port, "shm-full-test");
     obc_comm_t *comm = obct_comm_from_env();
-    obct_bcase_setup(&c, rank, 1 << 20, OBC_FLOAT32, 0, 0x73686d66ull, OBCT_IN_PLACE);
-    OBCT_OK(obc_bcast(obct_bcase_recvbuf(&c), c.count, c.dtype, c.root, comm), comm);
-    obct_bcase_check(&c);
-    obct_bcase_free(&c);
+    obct_bcast_verified(comm, 1 << 20, OBC_FLOAT32, 0, 0x73686d66ull, OBCT_IN_PLACE);
     OBCT_OK(obc_comm_destroy(comm), NULL);
     return obct_failures() ? 1 : 0;
 }

@@ -47,17 +47,13 @@ static bool exists(const char *name)
 static int rank_main(obc_comm_t *unused, int rank, int nranks, struct obct_report *self, void *arg)
 {
     obc_comm_t *comm = NULL;
-    struct obct_bcase c;
     (void)unused;
     (void)self;
     (void)arg;
     unsetenv("OBC_JOB_ID");
     obct_launch_env(rank, nranks, port, "shm-stale-test");
     comm = obct_comm_from_env();
-    obct_bcase_setup(&c, rank, 100003, OBC_FLOAT32, 1, 0x7374616cull, OBCT_IN_PLACE);
-    OBCT_OK(obc_bcast(obct_bcase_recvbuf(&c), c.count, c.dtype, c.root, comm), comm);
-    obct_bcase_check(&c);
-    obct_bcase_free(&c);
+    obct_bcast_verified(comm, 100003, OBC_FLOAT32, 1, 0x7374616cull, OBCT_IN_PLACE);
     OBCT_OK(obc_comm_destroy(comm), NULL);
     return obct_failures() ? 1 : 0;
 }

@@ -34,15 +34,6 @@ struct scenario {
     double expect_s; /* the timeout; 0: never (the root is late, then joins) */
 };
 
-static void verified_bcast(obc_comm_t *comm, int rank, uint64_t seed)
-{
-    struct obct_bcase c;
-    obct_bcase_setup(&c, rank, 4099, OBC_INT32, ROOT, seed, OBCT_IN_PLACE);
-    OBCT_OK(obc_bcast(obct_bcase_recvbuf(&c), c.count, c.dtype, ROOT, comm), comm);
-    obct_bcase_check(&c);
-    obct_bcase_free(&c);
-}
-
 static int rank_main(obc_comm_t *comm, int rank, int nranks, struct obct_report *self, void *arg)
 {
     const struct scenario *sc = arg;
@@ -52,12 +43,12 @@ static int rank_main(obc_comm_t *comm, int rank, int nranks, struct obct_report 
     if (sc->api_timeout > 0) {
         OBCT_OK(obc_comm_set_timeout(comm, sc->api_timeout), comm);
     }
-    verified_bcast(comm, rank, 1);
+    obct_bcast_verified(comm, 4099, OBC_INT32, ROOT, 1, OBCT_IN_PLACE);
     /* A late root, well inside the timeout, must be waited for. */
     if (rank == ROOT) {
         obct_sleep(sc->expect_s > 0 ? sc->expect_s / 2 : 1.5);
     }
-    verified_bcast(comm, rank, 2);
+    obct_bcast_verified(comm, 4099, OBC_INT32, ROOT, 2, OBCT_IN_PLACE);
     if (sc->expect_s == 0) {
         OBCT_OK(obc_comm_destroy(comm), NULL);
         return obct_failures() ? 1 : 0;

@@ -163,3 +163,18 @@ void obct_bcase_free(struct obct_bcase *c)
     obct_buf_free(&c->recv);
     obct_buf_free(&c->send);
 }
+
+int obct_bcast_verified_at(const char *file, int line, obc_comm_t *comm, size_t count,
+                           obc_dtype_t dtype, int root, uint64_t seed, enum obct_mode mode)
+{
+    struct obct_bcase c;
+    obct_bcase_setup(&c, obc_comm_rank(comm), count, dtype, root, seed, mode);
+    obc_result_t rc = mode == OBCT_IN_PLACE
+        ? obc_bcast(obct_bcase_recvbuf(&c), count, dtype, root, comm)
+        : obc_broadcast(obct_bcase_sendbuf(&c), obct_bcase_recvbuf(&c), count, dtype, root, comm);
+    obct_expect_rc(file, line, mode == OBCT_IN_PLACE ? "obc_bcast" : "obc_broadcast", rc,
+                   OBC_SUCCESS, comm, 1);
+    int bad = obct_bcase_check_at(file, line, &c);
+    obct_bcase_free(&c);
+    return bad;
+}

@@ -67,6 +67,15 @@ void obct_bcase_free(struct obct_bcase *c);
 /* One-line description for messages. */
 void obct_bcase_describe(const struct obct_bcase *c, char *out, size_t outlen);
 
+/* One whole verified broadcast on comm: set up the case for this rank, call
+ * obc_bcast (in place) or obc_broadcast, expect OBC_SUCCESS (fatal: the
+ * call's failure stops the rank), check every byte and guard, free.
+ * Returns 0 if all good. */
+int obct_bcast_verified_at(const char *file, int line, obc_comm_t *comm, size_t count,
+                           obc_dtype_t dtype, int root, uint64_t seed, enum obct_mode mode);
+
 #define obct_bcase_check(c) obct_bcase_check_at(__FILE__, __LINE__, c)
+#define obct_bcast_verified(comm, count, dtype, root, seed, mode) \
+    obct_bcast_verified_at(__FILE__, __LINE__, comm, count, dtype, root, seed, mode)
 
 #endif /* OBCT_BCASE_H */

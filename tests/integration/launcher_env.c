@@ -169,7 +169,6 @@ static int rank_main(obc_comm_t *unused, int rank, int nranks, struct obct_repor
     /* A child inherits the parent's count of failures from earlier jobs. */
     int failures_before = obct_failures();
     obc_comm_t *comm = NULL;
-    struct obct_bcase c;
     (void)unused;
     (void)self;
     clear_launcher_env();
@@ -183,10 +182,7 @@ static int rank_main(obc_comm_t *unused, int rank, int nranks, struct obct_repor
     comm = obct_comm_from_env();
     OBCT_EQ_INT(obc_comm_rank(comm), rank);
     OBCT_EQ_INT(obc_comm_size(comm), nranks);
-    obct_bcase_setup(&c, rank, 4099, OBC_INT32, 1, 0x6c61756eull, OBCT_IN_PLACE);
-    OBCT_OK(obc_bcast(obct_bcase_recvbuf(&c), c.count, c.dtype, c.root, comm), comm);
-    obct_bcase_check(&c);
-    obct_bcase_free(&c);
+    obct_bcast_verified(comm, 4099, OBC_INT32, 1, 0x6c61756eull, OBCT_IN_PLACE);
     OBCT_OK(obc_comm_destroy(comm), NULL);
     return obct_failures() > failures_before ? 1 : 0;
 }

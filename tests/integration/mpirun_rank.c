@@ -17,7 +17,6 @@ int main(int argc, char **argv)
 {
     const char *ompi_rank = getenv("OMPI_COMM_WORLD_RANK");
     obc_comm_t *comm;
-    struct obct_bcase c;
     int rank, size;
     OBCT_ASSERT_MSG(argc == 2, "usage: mpirun_rank NRANKS");
     OBCT_ASSERT_MSG(ompi_rank != NULL, "OMPI_COMM_WORLD_RANK is not set: not under mpirun?");
@@ -26,10 +25,7 @@ int main(int argc, char **argv)
     size = obc_comm_size(comm);
     OBCT_EQ_INT(rank, atoi(ompi_rank));
     OBCT_EQ_INT(size, atoi(argv[1]));
-    obct_bcase_setup(&c, rank, 100003, OBC_FLOAT32, size - 1, 0x6d706972ull, OBCT_IN_PLACE);
-    OBCT_OK(obc_bcast(obct_bcase_recvbuf(&c), c.count, c.dtype, c.root, comm), comm);
-    obct_bcase_check(&c);
-    obct_bcase_free(&c);
+    obct_bcast_verified(comm, 100003, OBC_FLOAT32, size - 1, 0x6d706972ull, OBCT_IN_PLACE);
     OBCT_OK(obc_comm_destroy(comm), NULL);
     if (obct_failures() == 0) {
         printf("mpirun_rank: rank %d of %d ok\n", rank, size);

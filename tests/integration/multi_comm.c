@@ -34,13 +34,7 @@ static obc_comm_t *make_comm(obc_comm_t *world, int myrank, int maker)
 
 static void verified(obc_comm_t *comm, size_t count, int root, uint64_t seed)
 {
-    struct obct_bcase c;
-    obct_bcase_setup(&c, obc_comm_rank(comm), count, OBC_UINT32, root, seed, OBCT_OUT_OF_PLACE);
-    OBCT_OK(obc_broadcast(obct_bcase_sendbuf(&c), obct_bcase_recvbuf(&c), count, OBC_UINT32, root,
-                          comm),
-            comm);
-    obct_bcase_check(&c);
-    obct_bcase_free(&c);
+    obct_bcast_verified(comm, count, OBC_UINT32, root, seed, OBCT_OUT_OF_PLACE);
 }
 
 struct thread_arg {

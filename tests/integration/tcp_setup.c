@@ -34,14 +34,8 @@ static void talk(void)
     obc_comm_t *comm = obct_comm_from_env();
     int rank = obc_comm_rank(comm), n = obc_comm_size(comm);
     for (int root = 0; root < n; root++) {
-        struct obct_bcase c;
-        obct_bcase_setup(&c, rank, 1000003, OBC_INT32, root, 0x74637073ull + (uint64_t)root,
-                         OBCT_OUT_OF_PLACE);
-        OBCT_OK(obc_broadcast(obct_bcase_sendbuf(&c), obct_bcase_recvbuf(&c), c.count, c.dtype,
-                              c.root, comm),
-                comm);
-        obct_bcase_check(&c);
-        obct_bcase_free(&c);
+        obct_bcast_verified(comm, 1000003, OBC_INT32, root, 0x74637073ull + (uint64_t)root,
+                            OBCT_OUT_OF_PLACE);
     }
     double x = rank + 1.0, sum = 0;
     OBCT_OK(obc_allreduce(&x, &sum, 1, OBC_FLOAT64, OBC_SUM, comm), comm);

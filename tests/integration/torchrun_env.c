@@ -29,7 +29,6 @@ static int rank_main(obc_comm_t *unused, int rank, int nranks, struct obct_repor
     const struct scenario *sc = arg;
     char v[32];
     obc_comm_t *comm = NULL;
-    struct obct_bcase c;
     (void)unused;
     (void)self;
     for (const char *const *k = (const char *const[]){"OBC_RANK", "OBC_NRANKS", "OBC_BOOTSTRAP",
@@ -54,10 +53,7 @@ static int rank_main(obc_comm_t *unused, int rank, int nranks, struct obct_repor
     comm = obct_comm_from_env();
     OBCT_EQ_INT(obc_comm_rank(comm), rank);
     OBCT_EQ_INT(obc_comm_size(comm), nranks);
-    obct_bcase_setup(&c, rank, 12345, OBC_FLOAT16, nranks - 1, 0x746f7263ull, OBCT_IN_PLACE);
-    OBCT_OK(obc_bcast(obct_bcase_recvbuf(&c), c.count, c.dtype, c.root, comm), comm);
-    obct_bcase_check(&c);
-    obct_bcase_free(&c);
+    obct_bcast_verified(comm, 12345, OBC_FLOAT16, nranks - 1, 0x746f7263ull, OBCT_IN_PLACE);
     OBCT_OK(obc_comm_destroy(comm), NULL);
     return obct_failures() ? 1 : 0;
 }
