@@ -96,7 +96,8 @@ static bool read_entry(const struct board *bd, uint64_t pos, struct obc__board_c
     return read_call(&bd->recent[pos % OBC_BOARD_RECENT], pos, c);
 }
 
-/* Fill entry e with a call (its pos last, released: readers check it). */
+/* Fill entry e with a call: its pos cleared first and set last (released:
+ * readers check it). */
 static void write_call(struct entry *e, const struct obc__board_call *c)
 {
     atomic_store_explicit(&e->pos, 0, memory_order_relaxed);
@@ -106,6 +107,10 @@ static void write_call(struct entry *e, const struct obc__board_call *c)
     atomic_store_explicit(&e->redop, (uint64_t)c->redop, memory_order_release);
     atomic_store_explicit(&e->count, (uint64_t)c->count, memory_order_release);
     atomic_store_explicit(&e->nbytes, (uint64_t)c->nbytes, memory_order_release);
+    atomic_store_explicit(&e->state, (uint64_t)c->state, memory_order_release);
+    atomic_store_explicit(&e->result, (uint64_t)c->result, memory_order_release);
+    atomic_store_explicit(&e->start_ns, c->start_ns, memory_order_release);
+    atomic_store_explicit(&e->end_ns, c->end_ns, memory_order_release);
     atomic_store_explicit(&e->pos, c->pos, memory_order_release);
 }
 
@@ -116,19 +121,19 @@ void obc__board_enter(struct obc__boards *b, const struct obc__coll_args *args)
     }
     struct board *bd = board_of(b, b->rank);
     uint64_t pos = pos_of(args);
-    struct entry *e = &bd->recent[pos % OBC_BOARD_RECENT];
-    atomic_store_explicit(&e->pos, 0, memory_order_relaxed);
-    atomic_store_explicit(&e->coll, (uint64_t)args->coll, memory_order_release);
-    atomic_store_explicit(&e->root, (uint64_t)args->root, memory_order_release);
-    atomic_store_explicit(&e->dtype, (uint64_t)args->dtype, memory_order_release);
-    atomic_store_explicit(&e->redop, (uint64_t)args->redop, memory_order_release);
-    atomic_store_explicit(&e->count, (uint64_t)args->count, memory_order_release);
-    atomic_store_explicit(&e->nbytes, (uint64_t)args->nbytes, memory_order_release);
-    atomic_store_explicit(&e->state, STATE_RUNNING, memory_order_release);
-    atomic_store_explicit(&e->result, OBC_SUCCESS, memory_order_release);
-    atomic_store_explicit(&e->start_ns, obc__coarse_now_ns(), memory_order_release);
-    atomic_store_explicit(&e->end_ns, 0, memory_order_release);
-    atomic_store_explicit(&e->pos, pos, memory_order_release);
+    struct obc__board_call c = {
+        .pos = pos,
+        .coll = args->coll,
+        .root = args->root,
+        .dtype = args->dtype,
+        .redop = args->redop,
+        .count = args->count,
+        .nbytes = args->nbytes,
+        .state = STATE_RUNNING,
+        .result = OBC_SUCCESS,
+        .start_ns = obc__coarse_now_ns(),
+    };
+    write_call(&bd->recent[pos % OBC_BOARD_RECENT], &c);
     atomic_store_explicit(&bd->arrived, pos, memory_order_release);
     if (b->check >= 1) { /* only check mode waits on it */
         obc__arena_board_flag_store(b->arena, FLAG_ARRIVED, (uint32_t)pos);
