@@ -90,10 +90,10 @@ size_t obc__setup_chan_slot_bytes(const struct obc__config *cfg, int local_nrank
  *    512 B-32 KiB 0.57-0.68, broadcast at 8 ranks 256 KiB 0.80. 0 (sleep
  *    at once) was far slower below 32 KiB (4-rank 8 B allreduce 44 us
  *    against 12). Measured again on a slower VM (bench/results/2026-12-06-
- *    crowded-yield-again): 200 us was faster idle (pooled over 18 launches,
- *    0.83-0.99 of the time), but beside a busy process it lost the small
- *    4-rank rows (allreduce 8 B 1.39x Open MPI's time against 0.79x), so
- *    20 us stays.
+ *    crowded-yield-again), 40 launches of each at 4 ranks, idle and beside
+ *    a busy process: 20 us was the best or level in every table against
+ *    200 us and against yielding less only after a late yield (0-47%
+ *    slower).
  * Then every wait sleeps on a futex. OBC_SPIN_NS and OBC_YIELD_NS override.
  */
 #define SPIN_OWNED_NS 2000000
