@@ -92,8 +92,8 @@ size_t obc__setup_chan_slot_bytes(const struct obc__config *cfg, int local_nrank
  *    against 12). Measured again on a slower VM (bench/results/2026-12-06-
  *    crowded-yield-again), 40 launches of each at 4 ranks, idle and beside
  *    a busy process: 20 us was the best or level in every table against
- *    200 us and against yielding less only after a late yield (3% faster
- *    to 47% slower).
+ *    200 us and against yielding less only after a late yield (which took
+ *    0.97-1.47x its time).
  * Then every wait sleeps on a futex. OBC_SPIN_NS and OBC_YIELD_NS override.
  */
 #define SPIN_OWNED_NS 2000000
