@@ -227,6 +227,14 @@ static void trace_handoffs(const struct obc__op *op, const struct obc__algo *a, 
               a->name, waits, sleeps);
 }
 
+/* A failed operation returns to its caller, who may free its buffers: no
+ * slot it published by reference (px.c) may read them after that. */
+static obc_result_t detached(struct obc__engine *e, obc_result_t res)
+{
+    obc__p2p_detach(e->ctx.p2p);
+    return res;
+}
+
 static obc_result_t run_algorithm(struct obc__engine *e, struct obc__op *op,
                                   const struct obc__algo **chosen)
 {
@@ -239,13 +247,13 @@ static obc_result_t run_algorithm(struct obc__engine *e, struct obc__op *op,
         obc_result_t res = a->step(op->state, &w);
         if (res != OBC_IN_PROGRESS) {
             trace_handoffs(op, a, waits, sleeps);
-            return res;
+            return res == OBC_SUCCESS ? res : detached(e, res);
         }
         waits++;
         w.slept = &sleeps; /* after the step, which may have set the whole wait */
         res = wait_for(e, op, &w, &stalled);
         if (res != OBC_SUCCESS) {
-            return res;
+            return detached(e, res);
         }
     }
 }

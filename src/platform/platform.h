@@ -142,6 +142,8 @@ int obc__sock_make_streaming(int fd);
  * caller bounds the bursts it puts on the wire by the size of its sends. */
 ssize_t obc__sock_send_some(int fd, const void *buf, size_t nbytes);
 ssize_t obc__sock_send_two(int fd, const void *a, size_t alen, const void *b, size_t blen);
+ssize_t obc__sock_send_three(int fd, const void *a, size_t alen, const void *b, size_t blen,
+                             const void *c, size_t clen);
 ssize_t obc__sock_recv_some(int fd, void *buf, size_t nbytes);
 /* Report fd readable only once nbytes are waiting (SO_RCVLOWAT). */
 int obc__sock_set_rcvlowat(int fd, int nbytes);

@@ -90,8 +90,14 @@ int obc__sock_make_streaming(int fd)
 
 ssize_t obc__sock_send_two(int fd, const void *a, size_t alen, const void *b, size_t blen)
 {
-    struct iovec iov[2] = {{(void *)a, alen}, {(void *)b, blen}};
-    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
+    return obc__sock_send_three(fd, a, alen, b, blen, NULL, 0);
+}
+
+ssize_t obc__sock_send_three(int fd, const void *a, size_t alen, const void *b, size_t blen,
+                             const void *c, size_t clen)
+{
+    struct iovec iov[3] = {{(void *)a, alen}, {(void *)b, blen}, {(void *)c, clen}};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 3};
     /* MSG_EOR: each call ends its own segment run (see platform.h). */
     ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
     if (n >= 0) {

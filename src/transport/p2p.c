@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/copy.h"
 #include "core/log.h"
 #include "platform/platform.h"
 #include "transport/shm/shm_chan.h"
@@ -310,4 +311,38 @@ void obc__p2p_recv_release(struct obc__p2p *p, int peer)
 {
     const struct route *r = &p->route[peer];
     r->ops->recv_release(r->ctx, r->index);
+}
+
+/* Below this a copy into the slot costs less than the drain wait it saves. */
+#define REF_MIN_BYTES (16 * 1024)
+
+void obc__p2p_send_publish_ref(struct obc__p2p *p, int peer, void *slot, size_t at, const void *src,
+                               size_t src_bytes, uint64_t stamp)
+{
+    const struct route *r = &p->route[peer];
+    if (r->ops->send_publish_ref != NULL && src_bytes >= REF_MIN_BYTES) {
+        r->ops->send_publish_ref(r->ctx, r->index, at, src, src_bytes, stamp);
+        return;
+    }
+    if (src_bytes > 0) {
+        obc__copy((unsigned char *)slot + at, src, src_bytes, 0);
+    }
+    r->ops->send_publish(r->ctx, r->index, at + src_bytes, stamp);
+}
+
+bool obc__p2p_send_drained(struct obc__p2p *p, int peer, struct obc__wait *w)
+{
+    const struct route *r = &p->route[peer];
+    if (r->ops->send_drained == NULL || r->ops->send_drained(r->ctx, r->index, w)) {
+        return true;
+    }
+    w->peer = peer;
+    return false;
+}
+
+void obc__p2p_detach(struct obc__p2p *p)
+{
+    if (p != NULL && p->tcp != NULL) {
+        obc__tcp_send_detach_all(p->tcp);
+    }
 }

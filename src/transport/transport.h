@@ -122,6 +122,16 @@ struct obc__xport_ops {
     /* Hand the first nbytes of the acquired slot to peer, with a stamp the
      * receiver sees beside it (the op's identity, checked on arrival). */
     void (*send_publish)(void *ctx, int peer, size_t nbytes, uint64_t stamp);
+    /* Optional (NULL: the p2p layer copies, then send_publish). Publish the
+     * acquired slot, whose payload is its first `at` bytes and then
+     * src_bytes read from src when the transport sends them: the copy into
+     * the slot is saved, and src must stay unchanged until send_drained. */
+    void (*send_publish_ref)(void *ctx, int peer, size_t at, const void *src, size_t src_bytes,
+                             uint64_t stamp);
+    /* Optional (NULL: always true). Has every slot published to peer left
+     * (no published slot references a caller's buffer any more)? Else
+     * false and *w. True on a failed path too (nothing more leaves). */
+    bool (*send_drained)(void *ctx, int peer, struct obc__wait *w);
     /* The next slot from peer in order, its size and stamp, else NULL and *w. */
     void *(*recv_peek)(void *ctx, int peer, size_t *nbytes, uint64_t *stamp, struct obc__wait *w);
     /* The peeked slot is consumed: the sender may reuse its memory. */
@@ -230,5 +240,16 @@ bool obc__p2p_send_seen(struct obc__p2p *p, int peer, uint64_t ticket, struct ob
 void *obc__p2p_recv_peek(struct obc__p2p *p, int peer, size_t *nbytes, uint64_t *stamp,
                          struct obc__wait *w);
 void obc__p2p_recv_release(struct obc__p2p *p, int peer);
+/* Send without staging the payload where the transport can (TCP): the
+ * acquired slot's first `at` bytes (a header the caller wrote there), then
+ * src_bytes from src, at + src_bytes <= the slot size. Within a host (or
+ * when src_bytes is small) the bytes are copied into the slot at once.
+ * Otherwise src must stay unchanged until obc__p2p_send_drained says the
+ * peer's slots have left, or until obc__p2p_detach (an operation that
+ * fails returns without waiting for them). */
+void obc__p2p_send_publish_ref(struct obc__p2p *p, int peer, void *slot, size_t at, const void *src,
+                               size_t src_bytes, uint64_t stamp);
+bool obc__p2p_send_drained(struct obc__p2p *p, int peer, struct obc__wait *w);
+void obc__p2p_detach(struct obc__p2p *p);
 
 #endif

@@ -13,7 +13,9 @@
  * rank, shifted or stale never passes. The v-forms' counts are uneven
  * (some 0) and their displacements leave gaps and run in reverse rank
  * order; every receive buffer starts poisoned, and after each call the
- * gaps must still be poison, the guards intact, and sendbuf unchanged.
+ * gaps must still be poison, the guards intact, and sendbuf unchanged
+ * (then scribbled before the receives are checked: no send may read it
+ * after its call returned).
  */
 /* clang-format off */
 /* obct: nranks=1,2,3,4,8 asan=3 */
@@ -223,6 +225,18 @@ static void run_case(int coll, size_t count, obc_dtype_t dt, bool in_place, int 
     char what[128];
     snprintf(what, sizeof(what), "%s count %zu dtype %d in_place %d root %d how %d",
              coll_names[coll], count, (int)dt, in_place, root, how);
+    /* sendbuf unchanged (a scatter root's in place too); then scribbled at
+     * once, before any rank checks what it received: a send that still
+     * read the buffer after its call returned (across hosts, a slot sent
+     * by reference) would deliver the scribble. */
+    if (coll == ALLTOALLV || (coll == SCATTER && is_root) || (coll == ALLTOALL && !in_place)) {
+        verify_blocks(what, b.send.data, &b.sl, es, seed, true, 0, false);
+    } else if ((coll == GATHER || coll == ALLGATHERV) && !in_place) {
+        obct_verify(what, b.send.data, b.send.nbytes, block_seed(seed, 0), me);
+    }
+    if (!in_place || coll == SCATTER) { /* (in place, the others' sendbuf is also recvbuf) */
+        obct_poison(b.send.data, b.send.nbytes);
+    }
     switch (coll) {
     case GATHER:
         if (is_root) {
@@ -241,12 +255,6 @@ static void run_case(int coll, size_t count, obc_dtype_t dt, bool in_place, int 
     default:
         verify_blocks(what, b.recv.data, &b.rl, es, seed, false, 0, v);
         break;
-    }
-    /* sendbuf unchanged (a scatter root's in place too) */
-    if (coll == ALLTOALLV || (coll == SCATTER && is_root) || (coll == ALLTOALL && !in_place)) {
-        verify_blocks(what, b.send.data, &b.sl, es, seed, true, 0, false);
-    } else if ((coll == GATHER || coll == ALLGATHERV) && !in_place) {
-        obct_verify(what, b.send.data, b.send.nbytes, block_seed(seed, 0), me);
     }
     obct_buf_check(what, &b.send);
     obct_buf_check(what, &b.recv);

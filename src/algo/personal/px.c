@@ -157,6 +157,9 @@ void px_init(void *state, struct obc__algo_ctx *ctx, const struct obc__coll_args
     r->pairwise = !rooted;
     r->turn_ns = PX_TURN_MIN_NS;
     r->pull_min = args->plan.pull_min_bytes;
+    /* In place, an alltoall receives where it sends from: a byte must be
+     * in a slot before the region is overwritten (trails). */
+    r->by_ref = !(args->coll == OBC_COLL_ALLTOALL && args->segs[0].send == args->segs[0].recv);
 }
 
 static size_t next_len(const struct px_run *r, const struct px_xfer *x, size_t *hdr)
@@ -167,6 +170,13 @@ static size_t next_len(const struct px_run *r, const struct px_xfer *x, size_t *
 
 static obc_result_t send_item(struct px_run *r, struct px_xfer *x, struct obc__wait *w)
 {
+    if (x->started && x->done == x->nbytes) { /* every item out: wait until none is referenced */
+        if (!obc__p2p_send_drained(r->ctx->p2p, x->peer, w)) {
+            return OBC_IN_PROGRESS;
+        }
+        x->finished = true;
+        return OBC_SUCCESS;
+    }
     unsigned char *slot = obc__p2p_send_acquire(r->ctx->p2p, x->peer, w);
     if (slot == NULL) {
         w->peer = x->peer;
@@ -185,11 +195,16 @@ static obc_result_t send_item(struct px_run *r, struct px_xfer *x, struct obc__w
         uint64_t total = x->nbytes;
         memcpy(slot, &total, sizeof(total));
     }
-    copy(slot + hdr, at(x->buf, x->done, 1), len);
-    obc__p2p_send_publish(r->ctx->p2p, x->peer, hdr + len, r->stamp);
+    if (r->by_ref) {
+        obc__p2p_send_publish_ref(r->ctx->p2p, x->peer, slot, hdr, at(x->buf, x->done, 1), len,
+                                  r->stamp);
+    } else {
+        copy(slot + hdr, at(x->buf, x->done, 1), len);
+        obc__p2p_send_publish(r->ctx->p2p, x->peer, hdr + len, r->stamp);
+    }
     x->started = true;
     x->done += len;
-    x->finished = x->done == x->nbytes;
+    x->finished = x->done == x->nbytes && !r->by_ref;
     return OBC_SUCCESS;
 }
 

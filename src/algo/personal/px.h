@@ -76,6 +76,8 @@ struct px_run {
     unsigned turn; /* which blocked word the next turn sleeps on */
     int64_t turn_ns; /* the next turn's length */
     size_t pull_min; /* plan.pull_min_bytes */
+    bool by_ref; /* items are published by reference (obc__p2p_send_publish_ref):
+                  * a send finishes once its peer's slots have drained */
 };
 
 /* init() of every personal algorithm: the units follow from args. */

@@ -55,15 +55,29 @@ struct obc__tcp_index {
     _Atomic uint32_t sleepers;
 };
 
+/* A send slot published by reference (obc__tcp_send_publish_ref): its
+ * payload's first `at` bytes are in the slot, the rest in the caller's
+ * buffer at `src`. src is NULL for a slot that holds all its payload:
+ * after the frame went out, or once detached (its bytes copied into the
+ * slot). The link's ref_lock covers src while the thread sends from it. */
+struct obc__tcp_ref {
+    _Atomic(const unsigned char *) src;
+    size_t at;
+};
+
 struct obc__tcp_ring {
     unsigned char *mem; /* nslots * slot_bytes */
     struct obc__tcp_frame *hdrs; /* per slot: its frame's header */
+    struct obc__tcp_ref *refs; /* send ring only: per slot */
     struct obc__tcp_index head, tail;
 };
 
 struct obc__tcp_link {
     int fd;
     struct obc__tcp_ring send, recv;
+    /* Held by the thread while it sends from a caller's buffer, and by the
+     * rank that detaches: after a detach no send reads that buffer. */
+    pthread_mutex_t ref_lock;
     size_t send_off; /* (thread) bytes of the current outgoing frame written */
     size_t recv_off; /* (thread) bytes of the current incoming frame read */
     struct obc__tcp_frame incoming; /* (thread) */

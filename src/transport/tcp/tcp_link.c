@@ -35,7 +35,9 @@ int obc__tcp_link_init(struct obc__tcp_link *l, uint32_t nslots, size_t slot_byt
 {
     l->fd = -1;
     atomic_init(&l->remote_verdict, 0);
-    return ring_alloc(&l->send, nslots, slot_bytes) == 0 &&
+    pthread_mutex_init(&l->ref_lock, NULL);
+    l->send.refs = calloc(nslots, sizeof(*l->send.refs));
+    return l->send.refs != NULL && ring_alloc(&l->send, nslots, slot_bytes) == 0 &&
             ring_alloc(&l->recv, nslots, slot_bytes) == 0
         ? 0
         : -1;
@@ -43,6 +45,8 @@ int obc__tcp_link_init(struct obc__tcp_link *l, uint32_t nslots, size_t slot_byt
 
 void obc__tcp_link_fini(struct obc__tcp_link *l)
 {
+    pthread_mutex_destroy(&l->ref_lock);
+    free(l->send.refs);
     free(l->send.mem);
     free(l->send.hdrs);
     free(l->recv.mem);
@@ -191,6 +195,30 @@ static void queue_note(struct obc__tcp *t, struct obc__tcp_link *l)
  * bench/results/2026-12-04-netlab-send-piece). */
 #define SEND_PIECE (32 * 1024)
 
+/* The rest of a frame's header and the next piece of its payload, the
+ * payload from `at` on read from the caller's buffer (publish_ref): under
+ * the link's ref_lock, so that a rank that detaches the slot (it copies
+ * those bytes into the slot and returns to its caller) never races a send
+ * that still reads them. Bytes already sent are the same either way. */
+static ssize_t send_by_ref(struct obc__tcp_link *l, struct obc__tcp_ref *ref,
+                           const unsigned char *hdr, size_t hdr_len, const unsigned char *slot,
+                           size_t done, size_t piece)
+{
+    pthread_mutex_lock(&l->ref_lock);
+    const unsigned char *src = atomic_load_explicit(&ref->src, memory_order_relaxed);
+    ssize_t n;
+    if (src == NULL) { /* detached */
+        n = obc__sock_send_two(l->fd, hdr, hdr_len, slot + done, piece);
+    } else {
+        size_t in_slot = done < ref->at ? ref->at - done : 0;
+        in_slot = in_slot < piece ? in_slot : piece;
+        n = obc__sock_send_three(l->fd, hdr, hdr_len, slot + done, in_slot,
+                                 src + (done + in_slot - ref->at), piece - in_slot);
+    }
+    pthread_mutex_unlock(&l->ref_lock);
+    return n;
+}
+
 void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
 {
     struct obc__tcp_link *l = &t->links[peer];
@@ -230,8 +258,12 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
         size_t in_hdr = l->send_off < sizeof(*h) ? sizeof(*h) - l->send_off : 0;
         size_t done = l->send_off - (sizeof(*h) - in_hdr); /* payload bytes sent */
         size_t piece = h->nbytes - done < SEND_PIECE ? h->nbytes - done : SEND_PIECE;
-        ssize_t n = obc__sock_send_two(l->fd, (const unsigned char *)h + l->send_off - done, in_hdr,
-                                       l->send.mem + (size_t)k * t->slot_bytes + done, piece);
+        const unsigned char *rest = (const unsigned char *)h + l->send_off - done;
+        const unsigned char *slot = l->send.mem + (size_t)k * t->slot_bytes;
+        struct obc__tcp_ref *ref = &l->send.refs[k];
+        ssize_t n = atomic_load_explicit(&ref->src, memory_order_relaxed) == NULL
+            ? obc__sock_send_two(l->fd, rest, in_hdr, slot + done, piece)
+            : send_by_ref(l, ref, rest, in_hdr, slot, done, piece);
         if (n < 0) {
             judge_closed(t, peer, l);
             return;
@@ -244,6 +276,11 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
         l->last_tx_ns = obc__now_ns();
         if (l->send_off == total) {
             l->send_off = 0;
+            if (atomic_load_explicit(&ref->src, memory_order_relaxed) != NULL) {
+                pthread_mutex_lock(&l->ref_lock); /* its sender may return once it sees the tail */
+                atomic_store_explicit(&ref->src, NULL, memory_order_relaxed);
+                pthread_mutex_unlock(&l->ref_lock);
+            }
             obc__tcp_index_advance(&l->send.tail);
         }
     }
@@ -465,6 +502,56 @@ void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t
     publish(t, peer, FRAME_DATA, nbytes, stamp);
 }
 
+void obc__tcp_send_publish_ref(struct obc__tcp *t, int peer, size_t at, const void *src,
+                               size_t src_bytes, uint64_t stamp)
+{
+    struct obc__tcp_link *l = &t->links[peer];
+    uint32_t head = atomic_load_explicit(&l->send.head.value, memory_order_relaxed);
+    struct obc__tcp_ref *ref = &l->send.refs[head % t->nslots];
+    ref->at = at;
+    atomic_store_explicit(&ref->src, (const unsigned char *)src, memory_order_relaxed);
+    publish(t, peer, FRAME_DATA, at + src_bytes, stamp); /* its head advance releases both */
+}
+
+/* Copy every referenced payload still in the ring into its slot. */
+static void detach(struct obc__tcp *t, struct obc__tcp_link *l)
+{
+    pthread_mutex_lock(&l->ref_lock);
+    for (uint32_t k = 0; k < t->nslots; k++) {
+        struct obc__tcp_ref *ref = &l->send.refs[k];
+        const unsigned char *src = atomic_load_explicit(&ref->src, memory_order_relaxed);
+        if (src != NULL) {
+            memcpy(l->send.mem + (size_t)k * t->slot_bytes + ref->at, src,
+                   l->send.hdrs[k].nbytes - ref->at);
+            atomic_store_explicit(&ref->src, NULL, memory_order_relaxed);
+        }
+    }
+    pthread_mutex_unlock(&l->ref_lock);
+}
+
+bool obc__tcp_send_drained(struct obc__tcp *t, int peer, struct obc__wait *w)
+{
+    struct obc__tcp_link *l = &t->links[peer];
+    uint32_t head = atomic_load_explicit(&l->send.head.value, memory_order_relaxed);
+    uint32_t tail = atomic_load_explicit(&l->send.tail.value, memory_order_acquire);
+    if (tail == head) {
+        return true;
+    }
+    if (atomic_load(&l->error) != 0) { /* nothing more goes out: keep no reference */
+        detach(t, l);
+        return true;
+    }
+    wait_on(w, &l->send.tail, tail, peer);
+    return false;
+}
+
+void obc__tcp_send_detach_all(struct obc__tcp *t)
+{
+    for (int p = 0; p < t->nlinks; p++) {
+        detach(t, &t->links[p]);
+    }
+}
+
 uint64_t obc__tcp_send_publish_tracked(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp)
 {
     publish(t, peer, FRAME_TRACK, nbytes, stamp);
@@ -539,6 +626,17 @@ static void ops_send_publish(void *ctx, int peer, size_t nbytes, uint64_t stamp)
     obc__tcp_send_publish(ctx, peer, nbytes, stamp);
 }
 
+static void ops_send_publish_ref(void *ctx, int peer, size_t at, const void *src, size_t src_bytes,
+                                 uint64_t stamp)
+{
+    obc__tcp_send_publish_ref(ctx, peer, at, src, src_bytes, stamp);
+}
+
+static bool ops_send_drained(void *ctx, int peer, struct obc__wait *w)
+{
+    return obc__tcp_send_drained(ctx, peer, w);
+}
+
 static void *ops_recv_peek(void *ctx, int peer, size_t *nbytes, uint64_t *stamp,
                            struct obc__wait *w)
 {
@@ -569,6 +667,8 @@ const struct obc__xport_ops obc__tcp_ops = {
     .name = "tcp",
     .send_acquire = ops_send_acquire,
     .send_publish = ops_send_publish,
+    .send_publish_ref = ops_send_publish_ref,
+    .send_drained = ops_send_drained,
     .send_publish_tracked = ops_send_publish_tracked,
     .send_seen = ops_send_seen,
     .recv_peek = ops_recv_peek,

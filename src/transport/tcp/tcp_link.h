@@ -80,6 +80,16 @@ bool obc__tcp_read_note(struct obc__tcp *t, int peer, void *note, struct obc__wa
 
 void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w);
 void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp);
+/* send_publish_ref and send_drained of the p2p table (transport.h): the
+ * frame's payload is the acquired slot's first `at` bytes, then src_bytes
+ * read from src by the progress thread as it sends them (no copy); the
+ * caller keeps src unchanged until the link is drained. */
+void obc__tcp_send_publish_ref(struct obc__tcp *t, int peer, size_t at, const void *src,
+                               size_t src_bytes, uint64_t stamp);
+bool obc__tcp_send_drained(struct obc__tcp *t, int peer, struct obc__wait *w);
+/* Copy what every link's ring still references into its slots: after
+ * this no send reads a caller's buffer (an operation that failed returns). */
+void obc__tcp_send_detach_all(struct obc__tcp *t);
 /* A data frame whose release by the receiver comes back in a FRAME_SEEN
  * notice: returns its ticket (1, 2, ... per link), which send_seen checks. */
 uint64_t obc__tcp_send_publish_tracked(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp);

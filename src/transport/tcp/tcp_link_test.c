@@ -4,7 +4,10 @@
  * obc__tcp in one process, each with its own progress thread:
  *  - 3000 frames of every size from 0 to a whole slot, both directions at
  *    once, arrive complete, in order, with their stamps, through rings far
- *    smaller than the traffic (so both rings wrap and fill);
+ *    smaller than the traffic (so both rings wrap and fill); the same
+ *    published by reference (part in the slot, part in the caller's
+ *    buffer), and a frame detached before it left carries the bytes of
+ *    the detach, not what the caller wrote afterwards;
  *  - a frame header with a wrong magic, and one announcing more than a
  *    slot, fail the link with OBC_ERR_PROTOCOL and wake the waiter;
  *  - a peer that goes away fails the link with OBC_ERR_PEER_LOST;
@@ -75,7 +78,31 @@ static unsigned char frame_byte(int i, size_t k)
 struct side {
     struct obc__tcp *t;
     int sent, received;
+    unsigned char *src; /* non-NULL: frames are published by reference, from here */
 };
+
+/* Every frame's bytes, at SLOT apart: where frames by reference come from. */
+static unsigned char *frame_sources(void)
+{
+    unsigned char *src = malloc((size_t)NFRAMES * SLOT);
+    assert_non_null(src);
+    for (int i = 0; i < NFRAMES; i++) {
+        for (size_t k = 0; k < SLOT; k++) {
+            src[(size_t)i * SLOT + k] = frame_byte(i, k);
+        }
+    }
+    return src;
+}
+
+/* Frame i's first `at` bytes in the slot (a header, as px.c writes one),
+ * the rest read from the source by the progress thread. */
+static void publish_by_ref(struct side *s, unsigned char *slot, size_t n)
+{
+    size_t at = s->sent % 3 == 0 ? 0 : n < 8 ? n : 8;
+    const unsigned char *src = s->src + (size_t)s->sent * SLOT;
+    memcpy(slot, src, at);
+    obc__tcp_send_publish_ref(s->t, 0, at, src + at, n - at, 1000u + (uint64_t)s->sent);
+}
 
 /* One step of sending or receiving; false when neither could move. */
 static bool step(struct side *s, struct obc__wait *w)
@@ -85,10 +112,14 @@ static bool step(struct side *s, struct obc__wait *w)
         unsigned char *slot = obc__tcp_send_acquire(s->t, 0, w);
         if (slot != NULL) {
             size_t n = frame_size(s->sent);
-            for (size_t k = 0; k < n; k++) {
-                slot[k] = frame_byte(s->sent, k);
+            if (s->src != NULL) {
+                publish_by_ref(s, slot, n);
+            } else {
+                for (size_t k = 0; k < n; k++) {
+                    slot[k] = frame_byte(s->sent, k);
+                }
+                obc__tcp_send_publish(s->t, 0, n, 1000u + (uint64_t)s->sent);
             }
-            obc__tcp_send_publish(s->t, 0, n, 1000u + (uint64_t)s->sent);
             s->sent++;
             moved = true;
         }
@@ -111,14 +142,14 @@ static bool step(struct side *s, struct obc__wait *w)
     return moved;
 }
 
-static void frames_both_ways(void **state)
+static void exchange_frames(bool by_ref)
 {
     struct obc__err err;
     int fa, fb;
-    (void)state;
     obc__err_init(&err);
     socket_pair(&fa, &fb);
-    struct side a = {one_link(fa, &err), 0, 0}, b = {one_link(fb, &err), 0, 0};
+    struct side a = {one_link(fa, &err), 0, 0, by_ref ? frame_sources() : NULL};
+    struct side b = {one_link(fb, &err), 0, 0, by_ref ? frame_sources() : NULL};
     int64_t deadline = obc__now_ns() + 60000000000ll;
     while (a.received < NFRAMES || b.received < NFRAMES) {
         struct obc__wait w = {.peer = -1};
@@ -131,9 +162,29 @@ static void frames_both_ways(void **state)
     }
     assert_int_equal(obc__tcp_link_error(a.t, 0), OBC_SUCCESS);
     assert_int_equal(obc__tcp_link_error(b.t, 0), OBC_SUCCESS);
+    struct obc__wait w = {.peer = -1};
+    assert_true(obc__tcp_send_drained(a.t, 0, &w)); /* every frame arrived, so every one left */
+    assert_true(obc__tcp_send_drained(b.t, 0, &w));
     obc__tcp_destroy(a.t, 1000000000);
     obc__tcp_destroy(b.t, 1000000000);
+    free(a.src);
+    free(b.src);
     obc__err_fini(&err);
+}
+
+static void frames_both_ways(void **state)
+{
+    (void)state;
+    exchange_frames(false);
+}
+
+/* The same frames, published by reference (obc__tcp_send_publish_ref):
+ * the bytes in the slot and those read from the caller's buffer arrive as
+ * one payload, whatever the split. */
+static void frames_by_reference(void **state)
+{
+    (void)state;
+    exchange_frames(true);
 }
 
 /* Feed raw bytes to a link and wait for it to fail with `expect`. */
@@ -315,6 +366,49 @@ static void notice_before_reset_wins(void **state)
     obc__err_fini(&err);
 }
 
+/* A frame published by reference and detached before it left (its
+ * operation failed and returned): the bytes that go out are those the
+ * buffer held at the detach, whatever the caller writes there after.
+ * Driven by hand, so that the detach surely comes first. */
+static void detach_keeps_the_bytes(void **state)
+{
+    struct obc__err err;
+    int raw, fd;
+    unsigned char buf[SLOT], frame[sizeof(struct obc__tcp_frame) + SLOT];
+    (void)state;
+    obc__err_init(&err);
+    socket_pair(&raw, &fd);
+    struct obc__tcp *t = manual_link(fd, &err);
+    for (size_t k = 0; k < SLOT; k++) {
+        buf[k] = frame_byte(7, k);
+    }
+    struct obc__wait w = {.peer = -1};
+    unsigned char *slot = obc__tcp_send_acquire(t, 0, &w);
+    assert_non_null(slot);
+    memcpy(slot, buf, 8);
+    obc__tcp_send_publish_ref(t, 0, 8, buf + 8, SLOT - 8, 77);
+    assert_false(obc__tcp_send_drained(t, 0, &w)); /* not sent yet: the buffer is referenced */
+    obc__tcp_send_detach_all(t);
+    memset(buf, 0xee, sizeof(buf));
+    obc__tcp_link_pump_send(t, 0);
+    assert_true(obc__tcp_send_drained(t, 0, &w));
+    assert_int_equal(obc__sock_recv_all(raw, frame, sizeof(frame), obc__now_ns() + 1000000000ll),
+                     0);
+    struct obc__tcp_frame h;
+    memcpy(&h, frame, sizeof(h));
+    assert_int_equal(h.magic, FRAME_DATA);
+    assert_int_equal(h.nbytes, SLOT);
+    assert_int_equal(h.stamp, 77);
+    for (size_t k = 0; k < SLOT; k++) {
+        if (frame[sizeof(h) + k] != frame_byte(7, k)) {
+            fail_msg("byte %zu: %u", k, frame[sizeof(h) + k]);
+        }
+    }
+    obc__tcp_destroy(t, 0);
+    obc__fd_close(raw);
+    obc__err_fini(&err);
+}
+
 #define TAIL_FRAMES (2 * NSLOTS)
 
 static void tail_behind_full_ring_is_read(void **state)
@@ -386,6 +480,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(frames_both_ways),
+        cmocka_unit_test(frames_by_reference),
+        cmocka_unit_test(detach_keeps_the_bytes),
         cmocka_unit_test(bad_magic),
         cmocka_unit_test(oversized_frame),
         cmocka_unit_test(peer_gone),
