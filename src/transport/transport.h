@@ -128,8 +128,8 @@ struct obc__xport_ops {
      * the slot is saved, and src must stay unchanged until send_drained. */
     void (*send_publish_ref)(void *ctx, int peer, size_t at, const void *src, size_t src_bytes,
                              uint64_t stamp);
-    /* Optional (NULL: always true). Has every slot published to peer left
-     * (no published slot references a caller's buffer any more)? Else
+    /* Optional (NULL: always true). Has every slot published to peer by
+     * reference left (none references a caller's buffer any more)? Else
      * false and *w. True on a failed path too (nothing more leaves). */
     bool (*send_drained)(void *ctx, int peer, struct obc__wait *w);
     /* The next slot from peer in order, its size and stamp, else NULL and *w. */
@@ -245,8 +245,8 @@ void obc__p2p_recv_release(struct obc__p2p *p, int peer);
  * src_bytes from src, at + src_bytes <= the slot size. Within a host (or
  * when src_bytes is small) the bytes are copied into the slot at once.
  * Otherwise src must stay unchanged until obc__p2p_send_drained says the
- * peer's slots have left, or until obc__p2p_detach (an operation that
- * fails returns without waiting for them). */
+ * slots published to the peer by reference have left, or until
+ * obc__p2p_detach (an operation that fails returns without waiting). */
 void obc__p2p_send_publish_ref(struct obc__p2p *p, int peer, void *slot, size_t at, const void *src,
                                size_t src_bytes, uint64_t stamp);
 bool obc__p2p_send_drained(struct obc__p2p *p, int peer, struct obc__wait *w);

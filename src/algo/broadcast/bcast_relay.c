@@ -51,7 +51,9 @@ struct relay_state {
     int nchildren;
     size_t seg, off; /* the current chunk */
     int phase;
+    bool kept; /* the current chunk is in recv */
     int forwarded; /* children that have the current chunk */
+    int drained; /* children whose link no longer references this call's buffers */
     struct win_gather_run host;
 };
 _Static_assert(sizeof(struct relay_state) <= OBC_ALGO_STATE_BYTES, "state must fit");
@@ -154,20 +156,38 @@ static size_t chunk_len(const struct relay_state *s)
     return left < s->chunk ? left : s->chunk;
 }
 
-/* Receive (or, on the root, read) the current chunk, forward it to every
- * child, keep it in recv; then release the parent's slot. */
+/* Receive the current chunk and keep it in recv (the root: its own copy),
+ * releasing the parent's slot at once; then forward it to every child
+ * from where it stays put for the whole call (the root's send buffer,
+ * else recv), by reference: to another host the TCP link sends it from
+ * there, with no copy into a slot (relay_step waits for those links to
+ * drain before the call returns). */
 static obc_result_t relay_chunk(struct relay_state *s, struct obc__wait *w)
 {
     const struct obc__algo_ctx *ctx = s->ctx;
     const struct obc__seg *g = &s->args->segs[s->seg];
     size_t len = chunk_len(s);
-    const unsigned char *src = (const unsigned char *)g->send + s->off;
+    const unsigned char *from = (const unsigned char *)g->send + s->off;
+    unsigned char *keep = (unsigned char *)g->recv + s->off;
     obc_result_t res = OBC_SUCCESS;
-    if (s->parent >= 0) {
-        src = p2p_expect(ctx, s->args, s->parent, len, s->stamp, &res, w);
-        if (src == NULL) {
-            return res;
+    if (!s->kept) {
+        const unsigned char *src = from;
+        if (s->parent >= 0) {
+            src = p2p_expect(ctx, s->args, s->parent, len, s->stamp, &res, w);
+            if (src == NULL) {
+                return res;
+            }
         }
+        if (keep != src) {
+            obc__copy(keep, src, len, 0);
+        }
+        if (s->parent >= 0) {
+            obc__p2p_recv_release(ctx->p2p, s->parent);
+        }
+        s->kept = true;
+    }
+    if (s->parent >= 0) {
+        from = keep;
     }
     for (; s->forwarded < s->nchildren; s->forwarded++) {
         int child = s->children[s->forwarded];
@@ -176,17 +196,10 @@ static obc_result_t relay_chunk(struct relay_state *s, struct obc__wait *w)
             w->peer = child;
             return OBC_IN_PROGRESS;
         }
-        obc__copy(dst, src, len, 0);
-        obc__p2p_send_publish(ctx->p2p, child, len, s->stamp);
-    }
-    unsigned char *keep = (unsigned char *)g->recv + s->off;
-    if (keep != src) {
-        obc__copy(keep, src, len, 0);
-    }
-    if (s->parent >= 0) {
-        obc__p2p_recv_release(ctx->p2p, s->parent);
+        obc__p2p_send_publish_ref(ctx->p2p, child, dst, 0, from, len, s->stamp);
     }
     s->forwarded = 0;
+    s->kept = false;
     return OBC_SUCCESS;
 }
 
@@ -244,6 +257,11 @@ static obc_result_t relay_step(void *state, struct obc__wait *w)
         }
         if (res != OBC_SUCCESS) {
             return res;
+        }
+    }
+    for (; s->drained < s->nchildren; s->drained++) {
+        if (!obc__p2p_send_drained(s->ctx->p2p, s->children[s->drained], w)) {
+            return OBC_IN_PROGRESS;
         }
     }
     return OBC_SUCCESS;

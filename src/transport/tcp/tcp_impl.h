@@ -78,6 +78,7 @@ struct obc__tcp_link {
     /* Held by the thread while it sends from a caller's buffer, and by the
      * rank that detaches: after a detach no send reads that buffer. */
     pthread_mutex_t ref_lock;
+    uint32_t ref_until; /* (rank) the send head after the last frame published by reference */
     size_t send_off; /* (thread) bytes of the current outgoing frame written */
     size_t recv_off; /* (thread) bytes of the current incoming frame read */
     struct obc__tcp_frame incoming; /* (thread) */

@@ -511,6 +511,7 @@ void obc__tcp_send_publish_ref(struct obc__tcp *t, int peer, size_t at, const vo
     ref->at = at;
     atomic_store_explicit(&ref->src, (const unsigned char *)src, memory_order_relaxed);
     publish(t, peer, FRAME_DATA, at + src_bytes, stamp); /* its head advance releases both */
+    l->ref_until = head + 1;
 }
 
 /* Copy every referenced payload still in the ring into its slot. */
@@ -529,12 +530,13 @@ static void detach(struct obc__tcp *t, struct obc__tcp_link *l)
     pthread_mutex_unlock(&l->ref_lock);
 }
 
+/* Frames copied into their slots need not leave: only the last one
+ * published by reference (and so every one before it) must. */
 bool obc__tcp_send_drained(struct obc__tcp *t, int peer, struct obc__wait *w)
 {
     struct obc__tcp_link *l = &t->links[peer];
-    uint32_t head = atomic_load_explicit(&l->send.head.value, memory_order_relaxed);
     uint32_t tail = atomic_load_explicit(&l->send.tail.value, memory_order_acquire);
-    if (tail == head) {
+    if ((int32_t)(tail - l->ref_until) >= 0) {
         return true;
     }
     if (atomic_load(&l->error) != 0) { /* nothing more goes out: keep no reference */
