@@ -18,7 +18,9 @@
  *
  * Mismatch on both sides: a send is done only when all its data is in the
  * stream AND the receiver has released the first slot (send_seen, out of
- * band of the slots), which it does only after checking the header. So a
+ * band of the slots), which it does only after checking the header, AND
+ * (across hosts, where slots after the first are sent by reference from
+ * the caller's buffer) those slots have left (send_drained). So a
  * sender whose message does not match is still waiting when the receiver
  * breaks the communicator, and its wait returns the receiver's verdict
  * (OBC_ERR_MISMATCH, naming the receiver).
@@ -74,7 +76,7 @@ struct p2p_item {
     uint64_t pseq; /* the pair sequence number, once started */
     uint64_t ticket; /* send: the first slot's, for send_seen */
     size_t moved; /* bytes of the message through the stream */
-    bool started, header, streamed, seen, done;
+    bool started, header, streamed, seen, drained, done;
     bool blocked; /* the last step could not move it: w says on what */
     obc_result_t result;
     struct obc__wait w;
@@ -268,9 +270,8 @@ static void send_step(struct obc__algo_ctx *ctx, struct obc__op *op, bool *moved
             }
             it->ticket = obc__p2p_send_publish_tracked(ctx->p2p, peer, sizeof(h) + n, stamp);
             it->header = true;
-        } else {
-            obc__copy(slot, src + it->moved, n, 0);
-            obc__p2p_send_publish(ctx->p2p, peer, n, stamp);
+        } else { /* by reference: to another host the link sends it from src (drained below) */
+            obc__p2p_send_publish_ref(ctx->p2p, peer, slot, 0, src + it->moved, n, stamp);
         }
         it->moved += n;
         it->streamed = it->moved == total;
@@ -595,7 +596,13 @@ static obc_result_t peer_step(struct obc__p2p_engine *pe, struct obc__algo_ctx *
             block(it);
         }
     }
-    it->done = it->streamed && it->seen;
+    if (it->seen && !it->drained) { /* the caller may reuse its buffer once the send is done */
+        it->drained = obc__p2p_send_drained(ctx->p2p, peer, &it->w);
+        if (!it->drained) {
+            block(it);
+        }
+    }
+    it->done = it->streamed && it->seen && it->drained;
     *moved |= it->done;
     return OBC_SUCCESS;
 }

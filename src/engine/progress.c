@@ -390,6 +390,9 @@ static obc_result_t run_p2p(struct obc__engine *e, struct obc__op *op, bool queu
             last_progress = obc__now_ns();
             slice = P2P_TURN_MIN_NS;
         }
+        if (res != OBC_IN_PROGRESS && res != OBC_SUCCESS) {
+            obc__p2p_detach(e->ctx.p2p); /* its unfinished sends return to their callers */
+        }
         if (res != OBC_IN_PROGRESS && res != OBC_SUCCESS && obc__err_is_fatal(res)) {
             fail_for_good(e, res); /* before anyone sees an op fail, so later calls are refused */
         }

@@ -15,7 +15,9 @@
  *              group, the receives posted before the sends
  *   self       blocking send to self, then recv from self (buffered send)
  * Every message is the pattern (seed, sender) of data.h in a guarded buffer,
- * so a message from the wrong rank, a shifted or short one never passes.
+ * so a message from the wrong rank, a shifted or short one never passes;
+ * a sender scribbles its buffer as soon as its send completed, so a send
+ * that still read it afterwards would deliver the scribble.
  * Then bad arguments (peer out of range, NULL buffer with count > 0, a bad
  * dtype, no request) must be OBC_ERR_INVALID_ARG and leave the communicator
  * usable, and p2p calls interleaved with collectives keep both correct.
@@ -67,6 +69,17 @@ static void msg_check_free(struct msg *m, uint64_t seed, int from, const char *w
     obct_buf_free(&m->buf);
 }
 
+/* A sent message, as soon as its send completed: unchanged, then
+ * scribbled before its receiver checks it (a send that still read the
+ * buffer after it completed would deliver the scribble), and freed. */
+static void msg_sent(struct msg *m, uint64_t seed, const char *what)
+{
+    obct_verify(what, m->buf.data, m->buf.nbytes, seed, g_rank);
+    obct_buf_check(what, &m->buf);
+    obct_poison(m->buf.data, m->buf.nbytes);
+    obct_buf_free(&m->buf);
+}
+
 static void wait_all(obc_request_t **reqs, int n, int poll)
 {
     for (int i = 0; i < n; i++) {
@@ -94,13 +107,14 @@ static void run_pingpong(size_t count, obc_dtype_t dt, size_t nbytes, uint64_t s
     msg_recv_init(&r, nbytes, peer, seed);
     if (g_rank % 2 == 0) {
         OBCT_OK(obc_send(s.buf.data, count, dt, peer, g_comm), g_comm);
+        msg_sent(&s, seed, "pingpong send");
         OBCT_OK(obc_recv(r.buf.data, count, dt, peer, g_comm), g_comm);
     } else {
         OBCT_OK(obc_recv(r.buf.data, count, dt, peer, g_comm), g_comm);
         OBCT_OK(obc_send(s.buf.data, count, dt, peer, g_comm), g_comm);
+        msg_sent(&s, seed, "pingpong send");
     }
     msg_check_free(&r, seed, peer, "pingpong recv");
-    msg_check_free(&s, seed, g_rank, "pingpong send");
 }
 
 static void run_shift(size_t count, obc_dtype_t dt, size_t nbytes, uint64_t seed, int poll,
@@ -121,8 +135,8 @@ static void run_shift(size_t count, obc_dtype_t dt, size_t nbytes, uint64_t seed
         OBCT_OK(obc_irecv(r.buf.data, count, dt, left, g_comm, &reqs[1]), g_comm);
         wait_all(reqs, 2, poll);
     }
+    msg_sent(&s, seed, "shift send");
     msg_check_free(&r, seed, left, "shift recv");
-    msg_check_free(&s, seed, g_rank, "shift send");
 }
 
 static void run_a2a(size_t count, obc_dtype_t dt, size_t nbytes, uint64_t seed)
@@ -144,8 +158,10 @@ static void run_a2a(size_t count, obc_dtype_t dt, size_t nbytes, uint64_t seed)
     OBCT_OK(obc_group_end(), g_comm);
     wait_all(reqs, g_nranks, 0);
     for (int p = 0; p < g_nranks; p++) {
+        msg_sent(&s[p], seed + 1, "a2a send");
+    }
+    for (int p = 0; p < g_nranks; p++) {
         msg_check_free(&r[p], seed + 1, p, "a2a recv");
-        msg_check_free(&s[p], seed + 1, g_rank, "a2a send");
     }
     free(s);
     free(r);
