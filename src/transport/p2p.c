@@ -340,6 +340,29 @@ bool obc__p2p_send_drained(struct obc__p2p *p, int peer, struct obc__wait *w)
     return false;
 }
 
+void obc__p2p_recv_post(struct obc__p2p *p, int peer, uint64_t stamp, size_t from, void *dst,
+                        size_t nbytes)
+{
+    const struct route *r = &p->route[peer];
+    if (r->ops->recv_post != NULL) {
+        r->ops->recv_post(r->ctx, r->index, stamp, from, dst, nbytes);
+    }
+}
+
+void obc__p2p_recv_unpost(struct obc__p2p *p, int peer)
+{
+    const struct route *r = &p->route[peer];
+    if (r->ops->recv_unpost != NULL) {
+        r->ops->recv_unpost(r->ctx, r->index);
+    }
+}
+
+bool obc__p2p_recv_landed(struct obc__p2p *p, int peer)
+{
+    const struct route *r = &p->route[peer];
+    return r->ops->recv_landed != NULL && r->ops->recv_landed(r->ctx, r->index);
+}
+
 void obc__p2p_detach(struct obc__p2p *p)
 {
     if (p != NULL && p->tcp != NULL) {

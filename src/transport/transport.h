@@ -132,6 +132,18 @@ struct obc__xport_ops {
      * reference left (none references a caller's buffer any more)? Else
      * false and *w. True on a failed path too (nothing more leaves). */
     bool (*send_drained)(void *ctx, int peer, struct obc__wait *w);
+    /* Optional (NULL: nothing is posted, nothing lands). Post a receive:
+     * of the frames from peer that carry `stamp`, counted as one run of
+     * payload bytes from the first, the bytes at run offsets [from, from +
+     * nbytes) are written to dst + (offset - from) as they arrive, not
+     * into the slot (the bytes before `from`, a header, stay in it).
+     * Frames already received stay in their slots. unpost withdraws the
+     * post: once it returns nothing more is written to dst. landed: the
+     * slot recv_peek returns now had its posted bytes written to the post
+     * (the caller does not copy them). */
+    void (*recv_post)(void *ctx, int peer, uint64_t stamp, size_t from, void *dst, size_t nbytes);
+    void (*recv_unpost)(void *ctx, int peer);
+    bool (*recv_landed)(void *ctx, int peer);
     /* The next slot from peer in order, its size and stamp, else NULL and *w. */
     void *(*recv_peek)(void *ctx, int peer, size_t *nbytes, uint64_t *stamp, struct obc__wait *w);
     /* The peeked slot is consumed: the sender may reuse its memory. */
@@ -250,6 +262,17 @@ void obc__p2p_recv_release(struct obc__p2p *p, int peer);
 void obc__p2p_send_publish_ref(struct obc__p2p *p, int peer, void *slot, size_t at, const void *src,
                                size_t src_bytes, uint64_t stamp);
 bool obc__p2p_send_drained(struct obc__p2p *p, int peer, struct obc__wait *w);
+/* Receive without staging where the transport can (TCP): the bytes of
+ * the message from peer stamped `stamp`, after its first `from` bytes (a
+ * header), land at dst..dst+nbytes as they arrive (xport_ops recv_post);
+ * recv_landed says, for the slot peeked now, whether its bytes did (else
+ * the caller copies them from the slot as usual). The caller withdraws
+ * the post (unpost) before it returns; obc__p2p_detach withdraws every
+ * post too. Within a host these do nothing and nothing lands. */
+void obc__p2p_recv_post(struct obc__p2p *p, int peer, uint64_t stamp, size_t from, void *dst,
+                        size_t nbytes);
+void obc__p2p_recv_unpost(struct obc__p2p *p, int peer);
+bool obc__p2p_recv_landed(struct obc__p2p *p, int peer);
 void obc__p2p_detach(struct obc__p2p *p);
 
 #endif

@@ -37,6 +37,8 @@
  * over up to 8^10 members fits. */
 #define RELAY_MAX_CHILDREN 70
 #define RELAY_FLAT_RADIX 8
+/* A message of at least this many bytes is posted (relay_init). */
+#define RELAY_POST_MIN (64u << 10)
 
 struct relay_state {
     const struct obc__algo_ctx *ctx;
@@ -52,6 +54,7 @@ struct relay_state {
     size_t seg, off; /* the current chunk */
     int phase;
     bool kept; /* the current chunk is in recv */
+    bool posted; /* the parent's chunks land in recv as they arrive (relay_init) */
     int forwarded; /* children that have the current chunk */
     int drained; /* children whose link no longer references this call's buffers */
     struct win_gather_run host;
@@ -135,6 +138,13 @@ static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
      * (index 0 of the host team), as the host layout numbers them. */
     s->host_root = ctx->host_of[ctx->rank] == root_host ? ctx->host_index[args->root] : 0;
     s->phase = PH_RELAY;
+    /* From another host the chunks then arrive in recv, not in slots
+     * (obc__p2p_recv_post; a parent on this host is not affected). */
+    if (s->parent >= 0 && args->nsegs == 1 && args->segs[0].nbytes >= RELAY_POST_MIN) {
+        obc__p2p_recv_post(ctx->p2p, s->parent, s->stamp, 0, args->segs[0].recv,
+                           args->segs[0].nbytes);
+        s->posted = true;
+    }
 }
 
 static bool relay_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
@@ -156,12 +166,11 @@ static size_t chunk_len(const struct relay_state *s)
     return left < s->chunk ? left : s->chunk;
 }
 
-/* Receive the current chunk and keep it in recv (the root: its own copy),
- * releasing the parent's slot at once; then forward it to every child
- * from where it stays put for the whole call (the root's send buffer,
- * else recv), by reference: to another host the TCP link sends it from
- * there, with no copy into a slot (relay_step waits for those links to
- * drain before the call returns). */
+/* Receive the current chunk and keep it in recv (the root: its own copy;
+ * a posted chunk is there already), releasing the parent's slot at once; then forward it to every
+ * child from where it stays put for the whole call (the root's send buffer, else recv), by
+ * reference: to another host the TCP link sends it from there, with no copy into a slot (relay_step
+ * waits for those links to drain before the call returns). */
 static obc_result_t relay_chunk(struct relay_state *s, struct obc__wait *w)
 {
     const struct obc__algo_ctx *ctx = s->ctx;
@@ -178,7 +187,8 @@ static obc_result_t relay_chunk(struct relay_state *s, struct obc__wait *w)
                 return res;
             }
         }
-        if (keep != src) {
+        bool landed = s->posted && obc__p2p_recv_landed(ctx->p2p, s->parent);
+        if (keep != src && !landed) {
             obc__copy(keep, src, len, 0);
         }
         if (s->parent >= 0) {
@@ -263,6 +273,10 @@ static obc_result_t relay_step(void *state, struct obc__wait *w)
         if (!obc__p2p_send_drained(s->ctx->p2p, s->children[s->drained], w)) {
             return OBC_IN_PROGRESS;
         }
+    }
+    if (s->posted) {
+        obc__p2p_recv_unpost(s->ctx->p2p, s->parent);
+        s->posted = false;
     }
     return OBC_SUCCESS;
 }

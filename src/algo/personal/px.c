@@ -263,11 +263,17 @@ static obc_result_t recv_item(struct px_run *r, struct px_unit *u, struct obc__w
     if (got != hdr + len) {
         return mismatch(r, x->peer, got, stamp, NULL, x->nbytes);
     }
-    copy(at(x->buf, x->done, 1), slot + hdr, len);
+    if (!u->posted || !obc__p2p_recv_landed(r->ctx->p2p, x->peer)) {
+        copy(at(x->buf, x->done, 1), slot + hdr, len);
+    }
     obc__p2p_recv_release(r->ctx->p2p, x->peer);
     x->started = true;
     x->done += len;
     x->finished = x->done == x->nbytes;
+    if (x->finished && u->posted) {
+        obc__p2p_recv_unpost(r->ctx->p2p, x->peer);
+        u->posted = false;
+    }
     return OBC_SUCCESS;
 }
 
@@ -351,13 +357,24 @@ static bool unit_busy(const struct px_unit *x)
     return !(x->send.finished && x->recv.finished) || x->ack_owed || x->ack_due;
 }
 
-/* Admit units while the window has room; a local copy finishes at once. */
+/* Admit units while the window has room; a local copy finishes at once.
+ * A receive of more than one item, unless it lands where this rank sends
+ * from (in place), is posted: across hosts its bytes then arrive where
+ * they belong, not in slots (obc__p2p_recv_post; a receive within the
+ * host is not affected). */
 static void admit(struct px_run *r)
 {
     while (r->next < r->nunits && r->next < r->first + r->inflight) {
         int i = r->next % r->inflight;
-        describe(r, r->next, &r->active[i]);
-        r->busy[i] = unit_busy(&r->active[i]);
+        struct px_unit *x = &r->active[i];
+        describe(r, r->next, x);
+        if (r->by_ref && !x->recv.finished && !x->recv.pulled &&
+            x->recv.nbytes + PX_HEADER > r->slot) {
+            obc__p2p_recv_post(r->ctx->p2p, x->recv.peer, r->stamp, PX_HEADER, x->recv.buf,
+                               x->recv.nbytes);
+            x->posted = true;
+        }
+        r->busy[i] = unit_busy(x);
         r->next++;
     }
 }

@@ -58,6 +58,7 @@ struct px_unit {
     bool trails; /* in place: receive only bytes already sent (same region) */
     bool ack_owed; /* this rank pulled recv's message: an ack goes to its sender */
     bool ack_due; /* send was pulled: its receiver's ack follows recv's message */
+    bool posted; /* recv is posted (admit): withdrawn when it finishes */
 };
 
 struct px_run {

@@ -69,7 +69,18 @@ struct obc__tcp_ring {
     unsigned char *mem; /* nslots * slot_bytes */
     struct obc__tcp_frame *hdrs; /* per slot: its frame's header */
     struct obc__tcp_ref *refs; /* send ring only: per slot */
+    bool *landed; /* receive ring only: per slot, its posted bytes went to the post */
     struct obc__tcp_index head, tail;
+};
+
+/* A posted receive (obc__tcp_recv_post): of the run of data frames that
+ * carry `stamp` (consecutive frames of one stamp: one operation's message
+ * on this link), the payload bytes at run offsets [from, from + nbytes)
+ * are read straight to dst + (offset - from) instead of into the slot. */
+struct obc__tcp_post {
+    unsigned char *dst; /* NULL: nothing posted */
+    uint64_t stamp;
+    size_t from, nbytes;
 };
 
 struct obc__tcp_link {
@@ -82,6 +93,15 @@ struct obc__tcp_link {
     size_t send_off; /* (thread) bytes of the current outgoing frame written */
     size_t recv_off; /* (thread) bytes of the current incoming frame read */
     struct obc__tcp_frame incoming; /* (thread) */
+    /* Held by the thread while it reads into a posted buffer, and by the
+     * rank that posts or withdraws (after a withdrawal nothing more is
+     * written to that buffer). */
+    pthread_mutex_t post_lock;
+    struct obc__tcp_post post; /* under post_lock */
+    uint64_t run_stamp; /* (thread) the stamp of the current run of data frames */
+    size_t run_bytes; /* (thread) the run's payload bytes so far, the current frame's too */
+    size_t frame_at; /* (thread) the run offset of the current frame's first payload byte */
+    bool frame_posted; /* (thread) the current frame's posted bytes go to post.dst */
     struct obc__tcp_frame ctl; /* (thread) a control frame to send between data frames */
     unsigned char ctl_body[OBC_P2P_NOTE_BYTES]; /* (thread) its payload (a note's) */
     size_t ctl_off;

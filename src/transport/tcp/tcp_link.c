@@ -36,8 +36,11 @@ int obc__tcp_link_init(struct obc__tcp_link *l, uint32_t nslots, size_t slot_byt
     l->fd = -1;
     atomic_init(&l->remote_verdict, 0);
     pthread_mutex_init(&l->ref_lock, NULL);
+    pthread_mutex_init(&l->post_lock, NULL);
     l->send.refs = calloc(nslots, sizeof(*l->send.refs));
-    return l->send.refs != NULL && ring_alloc(&l->send, nslots, slot_bytes) == 0 &&
+    l->recv.landed = calloc(nslots, sizeof(*l->recv.landed));
+    return l->send.refs != NULL && l->recv.landed != NULL &&
+            ring_alloc(&l->send, nslots, slot_bytes) == 0 &&
             ring_alloc(&l->recv, nslots, slot_bytes) == 0
         ? 0
         : -1;
@@ -46,7 +49,9 @@ int obc__tcp_link_init(struct obc__tcp_link *l, uint32_t nslots, size_t slot_byt
 void obc__tcp_link_fini(struct obc__tcp_link *l)
 {
     pthread_mutex_destroy(&l->ref_lock);
+    pthread_mutex_destroy(&l->post_lock);
     free(l->send.refs);
+    free(l->recv.landed);
     free(l->send.mem);
     free(l->send.hdrs);
     free(l->recv.mem);
@@ -361,6 +366,53 @@ static bool recv_room(struct obc__tcp *t, struct obc__tcp_link *l, uint32_t head
     return true;
 }
 
+/* A data frame's header has arrived: where its run stands, and whether
+ * its posted bytes go to the post (decided once per frame, so a frame is
+ * either all in its slot or has all its posted bytes at the post). A
+ * frame that reaches past the post stays in its slot: its receiver finds
+ * the sizes do not match. */
+static void route_frame(struct obc__tcp_link *l)
+{
+    const struct obc__tcp_frame *h = &l->incoming;
+    if (h->stamp != l->run_stamp) {
+        l->run_stamp = h->stamp;
+        l->run_bytes = 0;
+    }
+    l->frame_at = l->run_bytes;
+    l->run_bytes += h->nbytes;
+    pthread_mutex_lock(&l->post_lock);
+    const struct obc__tcp_post *p = &l->post;
+    l->frame_posted = p->dst != NULL && p->stamp == h->stamp && l->run_bytes > p->from &&
+        l->run_bytes <= p->from + p->nbytes;
+    pthread_mutex_unlock(&l->post_lock);
+}
+
+/* Read more of the current data frame's payload into slot k, or its
+ * posted bytes to the post (under post_lock: a rank that withdraws its
+ * post waits for this read, and the rest of the frame then goes to the
+ * slot). *len: the bytes this read asked for. */
+static ssize_t recv_payload(struct obc__tcp *t, struct obc__tcp_link *l, uint32_t k, size_t *len)
+{
+    size_t j = l->recv_off - sizeof(l->incoming), left = l->incoming.nbytes - j;
+    unsigned char *slot = l->recv.mem + (size_t)k * t->slot_bytes;
+    if (l->frame_posted) {
+        pthread_mutex_lock(&l->post_lock);
+        const struct obc__tcp_post *p = &l->post;
+        size_t at = l->frame_at + j; /* run offset of the next byte */
+        if (p->dst != NULL && p->stamp == l->incoming.stamp) {
+            bool lead = at < p->from; /* bytes before the posted ones stay in the slot */
+            *len = lead && p->from - at < left ? p->from - at : left;
+            ssize_t n = obc__sock_recv_some(l->fd, lead ? slot + j : p->dst + (at - p->from), *len);
+            pthread_mutex_unlock(&l->post_lock);
+            return n;
+        }
+        l->frame_posted = false; /* withdrawn mid-frame: its call has returned */
+        pthread_mutex_unlock(&l->post_lock);
+    }
+    *len = left;
+    return obc__sock_recv_some(l->fd, slot + j, left);
+}
+
 void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
 {
     struct obc__tcp_link *l = &t->links[peer];
@@ -380,10 +432,12 @@ void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
             to = l->note_in + (l->recv_off - sizeof(l->incoming));
             len = sizeof(l->incoming) + l->incoming.nbytes - l->recv_off;
         } else {
-            to = l->recv.mem + (size_t)k * t->slot_bytes + (l->recv_off - sizeof(l->incoming));
+            to = NULL; /* recv_payload: the slot, or the post */
             len = sizeof(l->incoming) + l->incoming.nbytes - l->recv_off;
         }
-        ssize_t n = len > 0 ? obc__sock_recv_some(l->fd, to, len) : 0;
+        ssize_t n = len == 0 ? 0
+            : to != NULL     ? obc__sock_recv_some(l->fd, to, len)
+                             : recv_payload(t, l, k, &len);
         if (n < 0) {
             obc__tcp_link_fail(l, connection_lost(l));
             return;
@@ -404,6 +458,9 @@ void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
             if (next == HEADER_NEXT) {
                 continue;
             }
+            if (l->incoming.magic != FRAME_NOTE) {
+                route_frame(l);
+            }
         }
         if (l->recv_off >= sizeof(l->incoming) &&
             l->recv_off == sizeof(l->incoming) + l->incoming.nbytes &&
@@ -419,6 +476,8 @@ void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
         if (l->recv_off >= sizeof(l->incoming) &&
             l->recv_off == sizeof(l->incoming) + l->incoming.nbytes) {
             l->recv.hdrs[k] = l->incoming;
+            l->recv.landed[k] = l->frame_posted;
+            l->frame_posted = false;
             l->recv_off = 0;
             obc__tcp_index_advance(&l->recv.head);
             if (t->bell != NULL) {
@@ -551,7 +610,32 @@ void obc__tcp_send_detach_all(struct obc__tcp *t)
 {
     for (int p = 0; p < t->nlinks; p++) {
         detach(t, &t->links[p]);
+        obc__tcp_recv_unpost(t, p);
     }
+}
+
+void obc__tcp_recv_post(struct obc__tcp *t, int peer, uint64_t stamp, size_t from, void *dst,
+                        size_t nbytes)
+{
+    struct obc__tcp_link *l = &t->links[peer];
+    pthread_mutex_lock(&l->post_lock);
+    l->post = (struct obc__tcp_post){dst, stamp, from, nbytes};
+    pthread_mutex_unlock(&l->post_lock);
+}
+
+void obc__tcp_recv_unpost(struct obc__tcp *t, int peer)
+{
+    struct obc__tcp_link *l = &t->links[peer];
+    pthread_mutex_lock(&l->post_lock);
+    l->post.dst = NULL;
+    pthread_mutex_unlock(&l->post_lock);
+}
+
+bool obc__tcp_recv_landed(struct obc__tcp *t, int peer)
+{
+    struct obc__tcp_link *l = &t->links[peer];
+    uint32_t tail = atomic_load_explicit(&l->recv.tail.value, memory_order_relaxed);
+    return l->recv.landed[tail % t->nslots];
 }
 
 uint64_t obc__tcp_send_publish_tracked(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp)
@@ -639,6 +723,22 @@ static bool ops_send_drained(void *ctx, int peer, struct obc__wait *w)
     return obc__tcp_send_drained(ctx, peer, w);
 }
 
+static void ops_recv_post(void *ctx, int peer, uint64_t stamp, size_t from, void *dst,
+                          size_t nbytes)
+{
+    obc__tcp_recv_post(ctx, peer, stamp, from, dst, nbytes);
+}
+
+static void ops_recv_unpost(void *ctx, int peer)
+{
+    obc__tcp_recv_unpost(ctx, peer);
+}
+
+static bool ops_recv_landed(void *ctx, int peer)
+{
+    return obc__tcp_recv_landed(ctx, peer);
+}
+
 static void *ops_recv_peek(void *ctx, int peer, size_t *nbytes, uint64_t *stamp,
                            struct obc__wait *w)
 {
@@ -675,5 +775,8 @@ const struct obc__xport_ops obc__tcp_ops = {
     .send_seen = ops_send_seen,
     .recv_peek = ops_recv_peek,
     .recv_release = ops_recv_release,
+    .recv_post = ops_recv_post,
+    .recv_unpost = ops_recv_unpost,
+    .recv_landed = ops_recv_landed,
     .peer_error = ops_peer_error,
 };

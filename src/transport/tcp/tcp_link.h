@@ -87,9 +87,15 @@ void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t
 void obc__tcp_send_publish_ref(struct obc__tcp *t, int peer, size_t at, const void *src,
                                size_t src_bytes, uint64_t stamp);
 bool obc__tcp_send_drained(struct obc__tcp *t, int peer, struct obc__wait *w);
-/* Copy what every link's ring still references into its slots: after
- * this no send reads a caller's buffer (an operation that failed returns). */
+/* Copy what every link's ring still references into its slots and
+ * withdraw every posted receive: after this no send reads a caller's
+ * buffer and no receive writes one (an operation that failed returns). */
 void obc__tcp_send_detach_all(struct obc__tcp *t);
+/* recv_post, recv_unpost and recv_landed of the p2p table (transport.h). */
+void obc__tcp_recv_post(struct obc__tcp *t, int peer, uint64_t stamp, size_t from, void *dst,
+                        size_t nbytes);
+void obc__tcp_recv_unpost(struct obc__tcp *t, int peer);
+bool obc__tcp_recv_landed(struct obc__tcp *t, int peer);
 /* A data frame whose release by the receiver comes back in a FRAME_SEEN
  * notice: returns its ticket (1, 2, ... per link), which send_seen checks. */
 uint64_t obc__tcp_send_publish_tracked(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp);

@@ -8,6 +8,9 @@
  *    published by reference (part in the slot, part in the caller's
  *    buffer), and a frame detached before it left carries the bytes of
  *    the detach, not what the caller wrote afterwards;
+ *  - a posted receive: a run of frames lands in the caller's buffer past
+ *    its header, other frames stay in slots, and a post withdrawn in the
+ *    middle of a frame gets no byte more;
  *  - a frame header with a wrong magic, and one announcing more than a
  *    slot, fail the link with OBC_ERR_PROTOCOL and wake the waiter;
  *  - a peer that goes away fails the link with OBC_ERR_PEER_LOST;
@@ -409,6 +412,111 @@ static void detach_keeps_the_bytes(void **state)
     obc__err_fini(&err);
 }
 
+/* Write one data frame of n bytes (byte k = frame_byte(id, k)) from the raw end. */
+static void raw_frame(int raw, uint64_t stamp, int id, size_t n, size_t upto)
+{
+    unsigned char frame[sizeof(struct obc__tcp_frame) + SLOT];
+    struct obc__tcp_frame h = {FRAME_DATA, (uint32_t)n, stamp};
+    memcpy(frame, &h, sizeof(h));
+    for (size_t k = 0; k < n; k++) {
+        frame[sizeof(h) + k] = frame_byte(id, k);
+    }
+    assert_int_equal(obc__sock_send_all(raw, frame, upto, obc__now_ns() + 1000000000ll), 0);
+}
+
+/* Peek the next frame (pumping the link by hand until it is there). */
+static const unsigned char *next_frame(struct obc__tcp *t, size_t *n, uint64_t *stamp)
+{
+    for (int64_t end = obc__now_ns() + 1000000000ll; obc__now_ns() < end;) {
+        struct obc__wait w = {.peer = -1};
+        obc__tcp_link_pump_recv(t, 0);
+        const unsigned char *got = obc__tcp_recv_peek(t, 0, n, stamp, &w);
+        if (got != NULL) {
+            return got;
+        }
+        obc__sleep_ns(1000000);
+    }
+    fail_msg("no frame came");
+    return NULL;
+}
+
+/* A posted receive: the frames of its stamp, as one run, land at the post
+ * from the post's offset on (the 8 bytes before stay in the first slot);
+ * a frame of another stamp, and one that would reach past the post, stay
+ * in their slots; a frame half read when the post is withdrawn ends in its
+ * slot, and nothing more is written to the buffer. */
+static void posted_frames_land(void **state)
+{
+    struct obc__err err;
+    int raw, fd;
+    size_t n = 0;
+    uint64_t stamp = 0;
+    enum { LEAD = 8, POSTED = 3 * SLOT - LEAD };
+    unsigned char dst[POSTED + 64];
+    (void)state;
+    obc__err_init(&err);
+    socket_pair(&raw, &fd);
+    struct obc__tcp *t = manual_link(fd, &err);
+    memset(dst, 0xee, sizeof(dst));
+    obc__tcp_recv_post(t, 0, 9, LEAD, dst, POSTED);
+    raw_frame(raw, 5, 0, SLOT, sizeof(struct obc__tcp_frame) + SLOT); /* another operation's */
+    const unsigned char *got = next_frame(t, &n, &stamp);
+    assert_int_equal(stamp, 5);
+    assert_false(obc__tcp_recv_landed(t, 0));
+    assert_int_equal(got[SLOT - 1], frame_byte(0, SLOT - 1));
+    obc__tcp_recv_release(t, 0);
+    for (int i = 1; i <= 3; i++) { /* the run: 3 x SLOT = LEAD + POSTED */
+        raw_frame(raw, 9, i, SLOT, sizeof(struct obc__tcp_frame) + SLOT);
+        got = next_frame(t, &n, &stamp);
+        assert_int_equal(n, SLOT);
+        assert_true(obc__tcp_recv_landed(t, 0));
+        size_t first = i == 1 ? LEAD : 0, at = (size_t)(i - 1) * SLOT + first - LEAD;
+        for (size_t k = 0; k < first; k++) {
+            assert_int_equal(got[k], frame_byte(i, k)); /* the lead, in the slot */
+        }
+        for (size_t k = first; k < SLOT; k++) {
+            if (dst[at + k - first] != frame_byte(i, k)) {
+                fail_msg("frame %d byte %zu: %u", i, k, dst[at + k - first]);
+            }
+        }
+        obc__tcp_recv_release(t, 0);
+    }
+    assert_int_equal(dst[POSTED], 0xee); /* not a byte past the post */
+    raw_frame(raw, 9, 4, 64, sizeof(struct obc__tcp_frame) + 64); /* past the post's end */
+    got = next_frame(t, &n, &stamp);
+    assert_false(obc__tcp_recv_landed(t, 0));
+    assert_int_equal(got[63], frame_byte(4, 63));
+    assert_int_equal(dst[POSTED], 0xee);
+    obc__tcp_recv_release(t, 0);
+    /* withdrawn mid-frame: a new run (stamp 11), half a frame read to the post */
+    memset(dst, 0xee, sizeof(dst));
+    obc__tcp_recv_post(t, 0, 11, 0, dst, SLOT);
+    size_t half = sizeof(struct obc__tcp_frame) + SLOT / 2;
+    raw_frame(raw, 11, 5, SLOT, half);
+    for (int64_t end = obc__now_ns() + 1000000000ll;
+         dst[SLOT / 2 - 1] == 0xee && obc__now_ns() < end;) {
+        obc__tcp_link_pump_recv(t, 0);
+    }
+    assert_int_equal(dst[SLOT / 2 - 1], frame_byte(5, SLOT / 2 - 1));
+    obc__tcp_recv_unpost(t, 0);
+    unsigned char rest[SLOT];
+    for (size_t k = 0; k < SLOT; k++) {
+        rest[k] = frame_byte(5, k);
+    }
+    assert_int_equal(
+        obc__sock_send_all(raw, rest + SLOT / 2, SLOT / 2, obc__now_ns() + 1000000000ll), 0);
+    got = next_frame(t, &n, &stamp);
+    assert_false(obc__tcp_recv_landed(t, 0));
+    assert_int_equal(got[SLOT - 1], frame_byte(5, SLOT - 1)); /* the rest went to the slot */
+    for (size_t k = SLOT / 2; k < SLOT; k++) {
+        assert_int_equal(dst[k], 0xee);
+    }
+    obc__tcp_recv_release(t, 0);
+    obc__tcp_destroy(t, 0);
+    obc__fd_close(raw);
+    obc__err_fini(&err);
+}
+
 #define TAIL_FRAMES (2 * NSLOTS)
 
 static void tail_behind_full_ring_is_read(void **state)
@@ -482,6 +590,7 @@ int main(void)
         cmocka_unit_test(frames_both_ways),
         cmocka_unit_test(frames_by_reference),
         cmocka_unit_test(detach_keeps_the_bytes),
+        cmocka_unit_test(posted_frames_land),
         cmocka_unit_test(bad_magic),
         cmocka_unit_test(oversized_frame),
         cmocka_unit_test(peer_gone),
