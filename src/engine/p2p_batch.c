@@ -77,6 +77,7 @@ struct p2p_item {
     uint64_t ticket; /* send: the first slot's, for send_seen */
     size_t moved; /* bytes of the message through the stream */
     bool started, header, streamed, seen, drained, done;
+    bool posted; /* recv: the rest of the message lands in place (recv_step) */
     bool blocked; /* the last step could not move it: w says on what */
     obc_result_t result;
     struct obc__wait w;
@@ -336,6 +337,7 @@ static obc_result_t recv_step(struct obc__algo_ctx *ctx, struct obc__op *op, boo
                             "receiver's)");
         }
         size_t n = got;
+        bool landed = false; /* its bytes are in buf already */
         if (!it->header) {
             obc_result_t res = check_header(ctx, op, slot, got);
             if (res != OBC_SUCCESS) {
@@ -344,17 +346,30 @@ static obc_result_t recv_step(struct obc__algo_ctx *ctx, struct obc__op *op, boo
             slot += sizeof(struct p2p_header);
             n -= sizeof(struct p2p_header);
             it->header = true;
+            /* Checked: from another host the slots after this one then land
+             * in buf as they arrive (posted only now, so that a message that
+             * does not match writes no byte of buf). */
+            if (a->nbytes > n) {
+                obc__p2p_recv_post(ctx->p2p, peer, want, got, dst + n, a->nbytes - n);
+                it->posted = true;
+            }
         } else if (n !=
                    (a->nbytes - it->moved < ctx->p2p_slot_bytes ? a->nbytes - it->moved
                                                                 : ctx->p2p_slot_bytes)) {
             return mismatch(ctx, op, "a slot's size does not fit the message");
+        } else {
+            landed = it->posted && obc__p2p_recv_landed(ctx->p2p, peer);
         }
-        if (n > 0) {
+        if (n > 0 && !landed) {
             obc__copy(dst + it->moved, slot, n, 0);
         }
         obc__p2p_recv_release(ctx->p2p, peer);
         it->moved += n;
         it->done = it->moved == a->nbytes;
+        if (it->done && it->posted) {
+            obc__p2p_recv_unpost(ctx->p2p, peer);
+            it->posted = false;
+        }
         *moved = true;
     }
     return OBC_SUCCESS;
