@@ -366,6 +366,6 @@ bool obc__p2p_recv_landed(struct obc__p2p *p, int peer)
 void obc__p2p_detach(struct obc__p2p *p)
 {
     if (p != NULL && p->tcp != NULL) {
-        obc__tcp_send_detach_all(p->tcp);
+        obc__tcp_detach_all(p->tcp);
     }
 }

@@ -606,7 +606,7 @@ bool obc__tcp_send_drained(struct obc__tcp *t, int peer, struct obc__wait *w)
     return false;
 }
 
-void obc__tcp_send_detach_all(struct obc__tcp *t)
+void obc__tcp_detach_all(struct obc__tcp *t)
 {
     for (int p = 0; p < t->nlinks; p++) {
         detach(t, &t->links[p]);

@@ -90,7 +90,7 @@ bool obc__tcp_send_drained(struct obc__tcp *t, int peer, struct obc__wait *w);
 /* Copy what every link's ring still references into its slots and
  * withdraw every posted receive: after this no send reads a caller's
  * buffer and no receive writes one (an operation that failed returns). */
-void obc__tcp_send_detach_all(struct obc__tcp *t);
+void obc__tcp_detach_all(struct obc__tcp *t);
 /* recv_post, recv_unpost and recv_landed of the p2p table (transport.h). */
 void obc__tcp_recv_post(struct obc__tcp *t, int peer, uint64_t stamp, size_t from, void *dst,
                         size_t nbytes);

@@ -391,7 +391,7 @@ static void detach_keeps_the_bytes(void **state)
     memcpy(slot, buf, 8);
     obc__tcp_send_publish_ref(t, 0, 8, buf + 8, SLOT - 8, 77);
     assert_false(obc__tcp_send_drained(t, 0, &w)); /* not sent yet: the buffer is referenced */
-    obc__tcp_send_detach_all(t);
+    obc__tcp_detach_all(t);
     memset(buf, 0xee, sizeof(buf));
     obc__tcp_link_pump_send(t, 0);
     assert_true(obc__tcp_send_drained(t, 0, &w));
