@@ -228,7 +228,8 @@ static void trace_handoffs(const struct obc__op *op, const struct obc__algo *a, 
 }
 
 /* A failed operation returns to its caller, who may free its buffers: no
- * slot it published by reference (px.c) may read them after that. */
+ * frame it published by reference may read them after that, and no
+ * receive it posted may write them (obc__p2p_detach). */
 static obc_result_t detached(struct obc__engine *e, obc_result_t res)
 {
     obc__p2p_detach(e->ctx.p2p);
@@ -391,7 +392,7 @@ static obc_result_t run_p2p(struct obc__engine *e, struct obc__op *op, bool queu
             slice = P2P_TURN_MIN_NS;
         }
         if (res != OBC_IN_PROGRESS && res != OBC_SUCCESS) {
-            obc__p2p_detach(e->ctx.p2p); /* its unfinished sends return to their callers */
+            obc__p2p_detach(e->ctx.p2p); /* its unfinished ops return to their callers */
         }
         if (res != OBC_IN_PROGRESS && res != OBC_SUCCESS && obc__err_is_fatal(res)) {
             fail_for_good(e, res); /* before anyone sees an op fail, so later calls are refused */

@@ -167,9 +167,10 @@ static size_t chunk_len(const struct relay_state *s)
 }
 
 /* Receive the current chunk and keep it in recv (the root: its own copy;
- * a posted chunk is there already), releasing the parent's slot at once; then forward it to every
- * child from where it stays put for the whole call (the root's send buffer, else recv), by
- * reference: to another host the TCP link sends it from there, with no copy into a slot (relay_step
+ * a posted chunk is there already), releasing the parent's slot at once;
+ * then forward it to every child from where it stays put for the whole
+ * call (the root's send buffer, else recv), by reference: to another host
+ * the TCP link sends it from there, with no copy into a slot (relay_step
  * waits for those links to drain before the call returns). */
 static obc_result_t relay_chunk(struct relay_state *s, struct obc__wait *w)
 {
