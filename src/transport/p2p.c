@@ -316,18 +316,19 @@ void obc__p2p_recv_release(struct obc__p2p *p, int peer)
 /* Below this a copy into the slot costs less than the drain wait it saves. */
 #define REF_MIN_BYTES (16 * 1024)
 
-void obc__p2p_send_publish_ref(struct obc__p2p *p, int peer, void *slot, size_t at, const void *src,
+bool obc__p2p_send_publish_ref(struct obc__p2p *p, int peer, void *slot, size_t at, const void *src,
                                size_t src_bytes, uint64_t stamp)
 {
     const struct route *r = &p->route[peer];
     if (r->ops->send_publish_ref != NULL && src_bytes >= REF_MIN_BYTES) {
         r->ops->send_publish_ref(r->ctx, r->index, at, src, src_bytes, stamp);
-        return;
+        return true;
     }
     if (src_bytes > 0) {
         obc__copy((unsigned char *)slot + at, src, src_bytes, 0);
     }
     r->ops->send_publish(r->ctx, r->index, at + src_bytes, stamp);
+    return false;
 }
 
 bool obc__p2p_send_drained(struct obc__p2p *p, int peer, struct obc__wait *w)

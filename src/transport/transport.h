@@ -256,10 +256,11 @@ void obc__p2p_recv_release(struct obc__p2p *p, int peer);
  * acquired slot's first `at` bytes (a header the caller wrote there), then
  * src_bytes from src, at + src_bytes <= the slot size. Within a host (or
  * when src_bytes is small) the bytes are copied into the slot at once.
- * Otherwise src must stay unchanged until obc__p2p_send_drained says the
- * slots published to the peer by reference have left, or until
- * obc__p2p_detach (an operation that fails returns without waiting). */
-void obc__p2p_send_publish_ref(struct obc__p2p *p, int peer, void *slot, size_t at, const void *src,
+ * Otherwise (the call returns true) src must stay unchanged until
+ * obc__p2p_send_drained says the slots published to the peer by reference
+ * have left, or until obc__p2p_detach (an operation that fails returns
+ * without waiting); false: nothing references src. */
+bool obc__p2p_send_publish_ref(struct obc__p2p *p, int peer, void *slot, size_t at, const void *src,
                                size_t src_bytes, uint64_t stamp);
 bool obc__p2p_send_drained(struct obc__p2p *p, int peer, struct obc__wait *w);
 /* Receive without staging where the transport can (TCP): the bytes of

@@ -170,7 +170,7 @@ static size_t next_len(const struct px_run *r, const struct px_xfer *x, size_t *
 
 static obc_result_t send_item(struct px_run *r, struct px_xfer *x, struct obc__wait *w)
 {
-    if (x->started && x->done == x->nbytes) { /* every item out: wait until none is referenced */
+    if (x->referenced && x->done == x->nbytes) { /* every item out: wait until none is referenced */
         if (!obc__p2p_send_drained(r->ctx->p2p, x->peer, w)) {
             return OBC_IN_PROGRESS;
         }
@@ -196,15 +196,15 @@ static obc_result_t send_item(struct px_run *r, struct px_xfer *x, struct obc__w
         memcpy(slot, &total, sizeof(total));
     }
     if (r->by_ref) {
-        obc__p2p_send_publish_ref(r->ctx->p2p, x->peer, slot, hdr, at(x->buf, x->done, 1), len,
-                                  r->stamp);
+        x->referenced |= obc__p2p_send_publish_ref(r->ctx->p2p, x->peer, slot, hdr,
+                                                   at(x->buf, x->done, 1), len, r->stamp);
     } else {
         copy(slot + hdr, at(x->buf, x->done, 1), len);
         obc__p2p_send_publish(r->ctx->p2p, x->peer, hdr + len, r->stamp);
     }
     x->started = true;
     x->done += len;
-    x->finished = x->done == x->nbytes && !r->by_ref;
+    x->finished = x->done == x->nbytes && !x->referenced;
     return OBC_SUCCESS;
 }
 

@@ -51,6 +51,7 @@ struct px_xfer {
     bool started; /* the first item (with the header) has moved */
     bool finished; /* every item has moved (a pulled send: its header) */
     bool pulled; /* read by the receiver from the sender's buffer (px.h) */
+    bool referenced; /* an item went by reference: finished once its link drained */
 };
 
 struct px_unit {
@@ -77,8 +78,7 @@ struct px_run {
     unsigned turn; /* which blocked word the next turn sleeps on */
     int64_t turn_ns; /* the next turn's length */
     size_t pull_min; /* plan.pull_min_bytes */
-    bool by_ref; /* items are published by reference (obc__p2p_send_publish_ref):
-                  * a send finishes once its peer's slots have drained */
+    bool by_ref; /* items are published by reference (obc__p2p_send_publish_ref) */
 };
 
 /* init() of every personal algorithm: the units follow from args. */
