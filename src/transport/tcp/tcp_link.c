@@ -266,7 +266,9 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
         const unsigned char *rest = (const unsigned char *)h + l->send_off - done;
         const unsigned char *slot = l->send.mem + (size_t)k * t->slot_bytes;
         struct obc__tcp_ref *ref = &l->send.refs[k];
-        ssize_t n = atomic_load_explicit(&ref->src, memory_order_relaxed) == NULL
+        /* Acquire: a slot that a detach filled (its release store of NULL)
+         * is read here without the lock, after the copy. */
+        ssize_t n = atomic_load_explicit(&ref->src, memory_order_acquire) == NULL
             ? obc__sock_send_two(l->fd, rest, in_hdr, slot + done, piece)
             : send_by_ref(l, ref, rest, in_hdr, slot, done, piece);
         if (n < 0) {
@@ -583,7 +585,8 @@ static void detach(struct obc__tcp *t, struct obc__tcp_link *l)
         if (src != NULL) {
             memcpy(l->send.mem + (size_t)k * t->slot_bytes + ref->at, src,
                    l->send.hdrs[k].nbytes - ref->at);
-            atomic_store_explicit(&ref->src, NULL, memory_order_relaxed);
+            /* release: the thread may next send the slot without the lock */
+            atomic_store_explicit(&ref->src, NULL, memory_order_release);
         }
     }
     pthread_mutex_unlock(&l->ref_lock);

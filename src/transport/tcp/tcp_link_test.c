@@ -7,7 +7,8 @@
  *    smaller than the traffic (so both rings wrap and fill); the same
  *    published by reference (part in the slot, part in the caller's
  *    buffer), and a frame detached before it left carries the bytes of
- *    the detach, not what the caller wrote afterwards;
+ *    the detach, not what the caller wrote afterwards, also when the
+ *    progress thread sends it later from its slot;
  *  - a posted receive: a run of frames lands in the caller's buffer past
  *    its header, other frames stay in slots, and a post withdrawn in the
  *    middle of a frame gets no byte more;
@@ -412,6 +413,69 @@ static void detach_keeps_the_bytes(void **state)
     obc__err_fini(&err);
 }
 
+/* The same with the progress thread running: three whole slots fill the
+ * socket (the raw end reads nothing yet, its buffers made small), so the
+ * frame published by reference behind them is still queued when it is
+ * detached. The thread then sends it from its slot, without the lock: the
+ * copy must happen before that read (TSan reported the race when the
+ * detach's store and the thread's load were relaxed), and the bytes that
+ * arrive are the detach's, not the scribble that follows it. */
+#define BIG_SLOT (64 * 1024)
+static void detach_while_queued(void **state)
+{
+    struct obc__err err;
+    int raw, fd, small = 4096;
+    struct obc__tcp *t = NULL;
+    (void)state;
+    obc__err_init(&err);
+    socket_pair(&raw, &fd);
+    assert_int_equal(setsockopt(raw, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+    assert_int_equal(obc__tcp_create(1, NSLOTS, BIG_SLOT, &err, &t), OBC_SUCCESS);
+    assert_int_equal(obc__tcp_attach(t, 0, fd), OBC_SUCCESS);
+    assert_int_equal(obc__tcp_start(t), OBC_SUCCESS);
+    unsigned char *buf = malloc(BIG_SLOT), *got = malloc(BIG_SLOT);
+    assert_non_null(buf);
+    assert_non_null(got);
+    struct obc__wait w = {.peer = -1};
+    for (int i = 0; i < NSLOTS; i++) {
+        unsigned char *slot = obc__tcp_send_acquire(t, 0, &w);
+        assert_non_null(slot);
+        for (size_t k = 0; k < BIG_SLOT; k++) {
+            (i + 1 < NSLOTS ? slot : buf)[k] = frame_byte(i, k);
+        }
+        if (i + 1 < NSLOTS) {
+            obc__tcp_send_publish(t, 0, BIG_SLOT, 500u + (uint64_t)i);
+        } else {
+            memcpy(slot, buf, 8);
+            obc__tcp_send_publish_ref(t, 0, 8, buf + 8, BIG_SLOT - 8, 500u + (uint64_t)i);
+        }
+    }
+    assert_false(obc__tcp_send_drained(t, 0, &w)); /* behind 192 KiB the socket cannot hold */
+    obc__tcp_detach_all(t);
+    memset(buf, 0xee, BIG_SLOT);
+    for (int i = 0; i < NSLOTS; i++) {
+        struct obc__tcp_frame h;
+        int64_t deadline = obc__now_ns() + 10000000000ll;
+        assert_int_equal(obc__sock_recv_all(raw, &h, sizeof(h), deadline), 0);
+        assert_int_equal(h.magic, FRAME_DATA);
+        assert_int_equal(h.nbytes, BIG_SLOT);
+        assert_int_equal(h.stamp, 500u + (uint64_t)i);
+        assert_int_equal(obc__sock_recv_all(raw, got, BIG_SLOT, deadline), 0);
+        for (size_t k = 0; k < BIG_SLOT; k++) {
+            if (got[k] != frame_byte(i, k)) {
+                fail_msg("frame %d byte %zu: %u", i, k, got[k]);
+            }
+        }
+    }
+    assert_true(obc__tcp_send_drained(t, 0, &w));
+    obc__tcp_destroy(t, 0);
+    obc__fd_close(raw);
+    free(buf);
+    free(got);
+    obc__err_fini(&err);
+}
+
 /* Write one data frame of n bytes (byte k = frame_byte(id, k)) from the raw end. */
 static void raw_frame(int raw, uint64_t stamp, int id, size_t n, size_t upto)
 {
@@ -590,6 +654,7 @@ int main(void)
         cmocka_unit_test(frames_both_ways),
         cmocka_unit_test(frames_by_reference),
         cmocka_unit_test(detach_keeps_the_bytes),
+        cmocka_unit_test(detach_while_queued),
         cmocka_unit_test(posted_frames_land),
         cmocka_unit_test(bad_magic),
         cmocka_unit_test(oversized_frame),
