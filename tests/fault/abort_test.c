@@ -9,7 +9,7 @@
  * every message names the aborting rank. The tcp variant puts ranks 0-1
  * and 2-3 on two "hosts", so the abort crosses a TCP link.
  */
-/* obct: timeout=90 san */
+/* obct: timeout=90 san waits */
 /* obct: name=tcp env=OBC_HOST_ID=rank/2 timeout=90 san */
 #include <pthread.h>
 #include <stdio.h>

@@ -20,7 +20,7 @@
  * The wire bytes are written out here from src/bootstrap/boot_wire.h, as
  * an outsider would.
  */
-/* obct: timeout=120 san */
+/* obct: timeout=120 san waits */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>

@@ -32,13 +32,13 @@
  * (asserted: within 5 s; the time is printed), and with OBC_CHECK=1 every
  * rank's message names the other rank and both calls.
  */
-/* obct: timeout=240 san */
-/* obct: name=check1 env=OBC_CHECK=1 timeout=240 san */
-/* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=240 */
-/* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=300 */
-/* obct: name=check1_n8 env=OBC_CHECK=1 env=OBCT_FAULT_NRANKS=8 timeout=300 */
+/* obct: timeout=240 san waits */
+/* obct: name=check1 env=OBC_CHECK=1 timeout=240 san waits */
+/* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=240 waits */
+/* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=300 waits */
+/* obct: name=check1_n8 env=OBC_CHECK=1 env=OBCT_FAULT_NRANKS=8 timeout=300 waits */
 /* obct: name=tcp env=OBC_HOST_ID=rank/2 timeout=300 */
-/* obct: name=check1_tcp env=OBC_CHECK=1 env=OBC_HOST_ID=rank/2 timeout=240 */
+/* obct: name=check1_tcp env=OBC_CHECK=1 env=OBC_HOST_ID=rank/2 timeout=240 waits */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

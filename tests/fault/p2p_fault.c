@@ -17,7 +17,7 @@
  *  - a receive whose sender never sends, under OBC_TIMEOUT=1: OBC_ERR_TIMEOUT
  *    within 4 s, the message naming the rank it waited for.
  */
-/* obct: timeout=200 san */
+/* obct: timeout=200 san waits */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>

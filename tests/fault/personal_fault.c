@@ -42,7 +42,7 @@
  * to look lost itself to the other host, which named it instead of the
  * victim (it told them nothing before its goodbye): about 1 kill in 40.
  */
-/* obct: name=n4 timeout=180 san */
+/* obct: name=n4 timeout=180 san waits */
 /* obct: name=tcp env=OBC_HOST_ID=rank/2 timeout=180 */
 /* obct: name=tcp_kills env=OBC_HOST_ID=rank/2 env=OBCT_KILL_ROUNDS=10 timeout=180 */
 #include <stdbool.h>

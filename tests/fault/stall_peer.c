@@ -8,9 +8,9 @@
  * and printed), each naming the stopped rank ("rank N ... is stopped"), and the next
  * call must fail at once. The stopped rank is killed afterwards.
  */
-/* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=90 */
-/* obct: name=n4 env=OBCT_FAULT_NRANKS=4 timeout=90 san */
-/* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=90 */
+/* obct: name=n2 env=OBCT_FAULT_NRANKS=2 timeout=90 waits */
+/* obct: name=n4 env=OBCT_FAULT_NRANKS=4 timeout=90 san waits */
+/* obct: name=n8 env=OBCT_FAULT_NRANKS=8 timeout=90 waits */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
  * and the first job's flight recorder (OBC_DEBUG_DUMP) holds, per waiting
  * rank, its own recent operations and rank 0's.
  */
-/* obct: timeout=120 asan */
+/* obct: timeout=120 asan waits */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
