@@ -27,6 +27,7 @@
  * arrival (p2p_expect). The root's speed does not depend on which rank it
  * is: the member order starts at the root.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "algo/p2p/p2p_msg.h"
@@ -37,7 +38,7 @@
  * over up to 8^10 members fits. */
 #define RELAY_MAX_CHILDREN 70
 #define RELAY_FLAT_RADIX 8
-/* A message of at least this many bytes is posted (relay_init). */
+/* A segment of at least this many bytes is posted (post_segment). */
 #define RELAY_POST_MIN (64u << 10)
 
 struct relay_state {
@@ -52,9 +53,11 @@ struct relay_state {
     int children[RELAY_MAX_CHILDREN];
     int nchildren;
     size_t seg, off; /* the current chunk */
+    size_t seg_at; /* the current segment's offset in the message (all segments' bytes) */
+    size_t post_seg; /* the segment post_segment last looked at (SIZE_MAX: none yet) */
     int phase;
     bool kept; /* the current chunk is in recv */
-    bool posted; /* the parent's chunks land in recv as they arrive (relay_init) */
+    bool posted; /* the parent's chunks land in recv as they arrive (post_segment) */
     int forwarded; /* children that have the current chunk */
     int drained; /* children whose link no longer references this call's buffers */
     struct win_gather_run host;
@@ -138,13 +141,24 @@ static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
      * (index 0 of the host team), as the host layout numbers them. */
     s->host_root = ctx->host_of[ctx->rank] == root_host ? ctx->host_index[args->root] : 0;
     s->phase = PH_RELAY;
-    /* From another host the chunks then arrive in recv, not in slots
-     * (obc__p2p_recv_post; a parent on this host is not affected). */
-    if (s->parent >= 0 && args->nsegs == 1 && args->segs[0].nbytes >= RELAY_POST_MIN) {
-        obc__p2p_recv_post(ctx->p2p, s->parent, s->stamp, 0, args->segs[0].recv,
-                           args->segs[0].nbytes);
-        s->posted = true;
+    s->post_seg = SIZE_MAX;
+}
+
+/* Before the first chunk of a segment: post its recv, so that from another
+ * host its chunks arrive there, not in slots (obc__p2p_recv_post; a parent
+ * on this host is not affected). The parent sends the whole message, every
+ * segment of a fused group in order, as one run of frames, so the segment
+ * starts at run offset seg_at; a chunk never straddles two segments. A
+ * smaller segment is not worth the post: its chunks are copied out. */
+static void post_segment(struct relay_state *s)
+{
+    const struct obc__seg *g = &s->args->segs[s->seg];
+    s->post_seg = s->seg;
+    if (s->parent < 0 || g->nbytes < RELAY_POST_MIN) {
+        return;
     }
+    obc__p2p_recv_post(s->ctx->p2p, s->parent, s->stamp, s->seg_at, g->recv, g->nbytes);
+    s->posted = true;
 }
 
 static bool relay_supports(const struct obc__algo_ctx *ctx, const struct obc__coll_args *args)
@@ -242,6 +256,9 @@ static obc_result_t relay_step(void *state, struct obc__wait *w)
         }
         switch (s->phase) {
         case PH_RELAY:
+            if (s->member && s->post_seg != s->seg) {
+                post_segment(s);
+            }
             res = s->member ? relay_chunk(s, w) : OBC_SUCCESS;
             s->phase = res == OBC_SUCCESS ? PH_HOST_START : PH_RELAY;
             break;
@@ -261,6 +278,7 @@ static obc_result_t relay_step(void *state, struct obc__wait *w)
         default:
             s->off += chunk_len(s);
             if (s->off == a->segs[s->seg].nbytes) {
+                s->seg_at += s->off;
                 s->seg++;
                 s->off = 0;
             }
