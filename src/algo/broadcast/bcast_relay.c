@@ -149,7 +149,8 @@ static void relay_init(struct relay_state *s, struct obc__algo_ctx *ctx,
  * on this host is not affected). The parent sends the whole message, every
  * segment of a fused group in order, as one run of frames, so the segment
  * starts at run offset seg_at; a chunk never straddles two segments. A
- * smaller segment is not worth the post: its chunks are copied out. */
+ * smaller segment is not worth the post: its chunks are copied out, and
+ * the last post, whose range lies behind them, takes none of them. */
 static void post_segment(struct relay_state *s)
 {
     const struct obc__seg *g = &s->args->segs[s->seg];

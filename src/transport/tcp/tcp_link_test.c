@@ -439,17 +439,19 @@ static void detach_while_queued(void **state)
     assert_non_null(got);
     struct obc__wait w = {.peer = -1};
     for (int i = 0; i < NSLOTS; i++) {
+        bool last = i + 1 == NSLOTS; /* the one sent by reference, from buf */
         unsigned char *slot = obc__tcp_send_acquire(t, 0, &w);
         assert_non_null(slot);
+        unsigned char *fill = last ? buf : slot;
         for (size_t k = 0; k < BIG_SLOT; k++) {
-            (i + 1 < NSLOTS ? slot : buf)[k] = frame_byte(i, k);
+            fill[k] = frame_byte(i, k);
         }
-        if (i + 1 < NSLOTS) {
+        if (!last) {
             obc__tcp_send_publish(t, 0, BIG_SLOT, 500u + (uint64_t)i);
-        } else {
-            memcpy(slot, buf, 8);
-            obc__tcp_send_publish_ref(t, 0, 8, buf + 8, BIG_SLOT - 8, 500u + (uint64_t)i);
+            continue;
         }
+        memcpy(slot, buf, 8); /* a header in the slot, the rest named in buf */
+        obc__tcp_send_publish_ref(t, 0, 8, buf + 8, BIG_SLOT - 8, 500u + (uint64_t)i);
     }
     assert_false(obc__tcp_send_drained(t, 0, &w)); /* behind 192 KiB the socket cannot hold */
     obc__tcp_detach_all(t);
