@@ -120,6 +120,7 @@ struct obc__tcp_link {
     _Atomic bool departed; /* the peer said goodbye */
     _Atomic bool refused; /* a send met the peer's closed socket while its last
                              frames (a goodbye, perhaps) still wait to be read */
+    int64_t refused_ns; /* (thread) when refused was set */
     _Atomic bool done; /* closing: the goodbye is out, or the link is dead */
     _Atomic int error; /* obc_result_t, 0 while healthy */
     uint32_t note_sent; /* (thread) the tcp's note_gen this link sent last */

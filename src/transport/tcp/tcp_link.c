@@ -90,17 +90,27 @@ static bool send_ring_empty(const struct obc__tcp_link *l)
     return l->send_off == 0 && atomic_load(&l->send.tail.value) == atomic_load(&l->send.head.value);
 }
 
+/* How long a link whose peer refused a send, with our data still queued
+ * for it, waits before calling that a loss: what the peer sent before it
+ * closed (its failure notice, naming the culprit) may wait unread behind a
+ * full receive ring, and this rank may meanwhile find the culprit itself
+ * (a dead local rank is found within a wait's slice, 100 ms). Well under
+ * the 2 s bound on noticing a lost peer. */
+#define REFUSED_GRACE_NS 500000000ll
+
 /* The peer reads no more: it said goodbye, or its socket refused a send.
  * Notes, heartbeats and failure notices for it are advice and are
  * dropped; data for it can never arrive, and that is a loss ("left ...
- * while this rank still had data"). A rank still in its last call must
- * not fail because a peer that is done with it left (a note sent every op
- * under OBC_CHECK=2 used to). */
+ * while this rank still had data"), at once after a goodbye, or after
+ * REFUSED_GRACE_NS unless the frames it left settle it first. A rank
+ * still in its last call must not fail because a peer that is done with
+ * it left (a note sent every op under OBC_CHECK=2 used to). */
 static void stop_sending(struct obc__tcp_link *l)
 {
     l->ctl_pending = false;
     l->want_out = false;
-    if (!send_ring_empty(l)) {
+    if (!send_ring_empty(l) &&
+        (atomic_load(&l->departed) || obc__now_ns() - l->refused_ns >= REFUSED_GRACE_NS)) {
         obc__tcp_link_fail(l, OBC_ERR_PEER_LOST);
     }
 }
@@ -129,7 +139,10 @@ static void judge_closed(struct obc__tcp *t, int peer, struct obc__tcp_link *l)
         return;
     }
     if (atomic_load(&l->recv_paused) && !l->shut) { /* shut: our own abort closed it */
-        atomic_store(&l->refused, true);
+        if (!atomic_load(&l->refused)) {
+            l->refused_ns = obc__now_ns();
+            atomic_store(&l->refused, true);
+        }
         stop_sending(l);
         return;
     }
@@ -229,7 +242,8 @@ void obc__tcp_link_pump_send(struct obc__tcp *t, int peer)
     struct obc__tcp_link *l = &t->links[peer];
     for (;;) {
         uint64_t failure = atomic_load(&t->failure);
-        if (l->send_off == 0 && obc__tcp_link_reads_no_more(l)) {
+        /* A refused socket takes no more of a frame begun before. */
+        if ((l->send_off == 0 || atomic_load(&l->refused)) && obc__tcp_link_reads_no_more(l)) {
             stop_sending(l);
             return;
         }

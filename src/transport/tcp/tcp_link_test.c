@@ -25,7 +25,11 @@
  *  - a root that sent its last frames and a goodbye, then closed, resets
  *    the connection at our next control frame while those frames still
  *    wait behind our full receive ring: every frame and the goodbye are
- *    still read, with no error (netlab_loss failed on that).
+ *    still read, with no error (netlab_loss failed on that);
+ *  - the same with our own data queued for that peer: no loss is called
+ *    while its failure notice may wait behind the ring (its culprit wins
+ *    once the ring is released), and a loss is called after a grace when
+ *    nothing settles it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -632,6 +636,88 @@ static void tail_behind_full_ring_is_read(void **state)
     obc__err_fini(&err);
 }
 
+/* A bystander of a broken job: its peer sent TAIL_FRAMES data frames,
+ * then (with_notice) its failure notice naming rank 5, and reset the
+ * connection; the data filled this rank's receive ring, so the notice
+ * waits unread when this rank's own data for the peer meets the reset.
+ * The link must not yet call that a loss (it named the peer, not rank 5,
+ * in personal_fault_tcp_kills). Returns the link, refused, not failed. */
+static struct obc__tcp *refused_behind_full_ring(struct obc__err *err, bool with_notice)
+{
+    int raw, fd;
+    unsigned char frame[sizeof(struct obc__tcp_frame) + SLOT];
+    socket_pair(&raw, &fd);
+    struct obc__tcp *t = manual_link(fd, err);
+    for (int i = 0; i < TAIL_FRAMES; i++) {
+        struct obc__tcp_frame h = {FRAME_DATA, SLOT, 100u + (uint64_t)i};
+        memcpy(frame, &h, sizeof(h));
+        memset(frame + sizeof(h), i, SLOT);
+        assert_int_equal(
+            obc__sock_send_all(raw, frame, sizeof(frame), obc__now_ns() + 1000000000ll), 0);
+    }
+    if (with_notice) {
+        struct obc__tcp_frame notice = {FRAME_FAIL, 0, obc__verdict_word(OBC_ERR_PEER_LOST, 5)};
+        assert_int_equal(
+            obc__sock_send_all(raw, &notice, sizeof(notice), obc__now_ns() + 1000000000ll), 0);
+    }
+    obc__tcp_link_pump_recv(t, 0); /* fills the ring; the rest waits in the socket */
+    reset_connection(raw);
+    struct obc__wait w = {.peer = -1};
+    unsigned char *slot = obc__tcp_send_acquire(t, 0, &w);
+    assert_non_null(slot);
+    memset(slot, 1, 64);
+    obc__tcp_send_publish(t, 0, 64, 1);
+    obc__tcp_link_pump_send(t, 0); /* meets the reset */
+    assert_true(atomic_load(&t->links[0].refused));
+    obc__tcp_link_pump_send(t, 0); /* as the thread does, again and again */
+    assert_int_equal(obc__tcp_link_error(t, 0), OBC_SUCCESS);
+    return t;
+}
+
+/* Once the rank releases its slots, the notice is read: its culprit wins. */
+static void notice_behind_full_ring_wins(void **state)
+{
+    struct obc__err err;
+    (void)state;
+    obc__err_init(&err);
+    struct obc__tcp *t = refused_behind_full_ring(&err, true);
+    for (int i = 0; i < TAIL_FRAMES && obc__tcp_link_error(t, 0) == OBC_SUCCESS; i++) {
+        struct obc__wait w = {.peer = -1};
+        size_t n = 0;
+        uint64_t stamp = 0;
+        assert_non_null(obc__tcp_recv_peek(t, 0, &n, &stamp, &w));
+        assert_int_equal(stamp, 100u + (uint64_t)i);
+        obc__tcp_recv_release(t, 0);
+        obc__tcp_link_pump_recv(t, 0);
+        if (obc__tcp_link_error(t, 0) == OBC_SUCCESS) {
+            obc__tcp_link_pump_send(t, 0);
+        }
+    }
+    assert_int_equal(obc__tcp_link_error(t, 0), OBC_ERR_PEER_LOST);
+    assert_int_equal(obc__verdict_rank(obc__tcp_link_verdict(t, 0)), 5);
+    obc__tcp_destroy(t, 0);
+    obc__err_fini(&err);
+}
+
+/* Nobody releases the ring: after the grace, the data that can never
+ * arrive is a loss, and the waiter learns it (no hang). */
+static void refused_send_fails_after_grace(void **state)
+{
+    struct obc__err err;
+    (void)state;
+    obc__err_init(&err);
+    struct obc__tcp *t = refused_behind_full_ring(&err, false);
+    int64_t deadline = obc__now_ns() + 5000000000ll;
+    while (obc__tcp_link_error(t, 0) == OBC_SUCCESS) {
+        assert_true(obc__now_ns() < deadline);
+        obc__sleep_ns(20000000);
+        obc__tcp_link_pump_send(t, 0);
+    }
+    assert_int_equal(obc__tcp_link_error(t, 0), OBC_ERR_PEER_LOST);
+    obc__tcp_destroy(t, 0);
+    obc__err_fini(&err);
+}
+
 /* The word keeps every field apart: ranks 0 and -1 (none), large ranks. */
 static void verdict_fields(void **state)
 {
@@ -667,6 +753,8 @@ int main(void)
         cmocka_unit_test(verdict_fields),
         cmocka_unit_test(notice_before_reset_wins),
         cmocka_unit_test(tail_behind_full_ring_is_read),
+        cmocka_unit_test(notice_behind_full_ring_wins),
+        cmocka_unit_test(refused_send_fails_after_grace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
