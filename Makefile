@@ -10,9 +10,11 @@
 #   make bench      the benchmark of docs/perf (long)
 PREFIX ?= /usr/local
 JOBS ?= 2
+# ctest's slots: two per CPU (tests/CMakeLists.txt, "Slots", says why).
+TEST_JOBS ?= $(shell echo $$((2 * $(JOBS))))
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
-CTEST_FLAGS ?= --output-on-failure --timeout 900 -j$(JOBS)
+CTEST_FLAGS ?= --output-on-failure --timeout 900 -j$(TEST_JOBS)
 
 .PHONY: all build test demo asan tsan clang check install bench clean
 
