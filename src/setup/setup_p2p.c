@@ -14,7 +14,16 @@
 #include "setup/setup_impl.h"
 #include "transport/transport.h"
 
-#define TCP_NSLOTS 4 /* per direction of a link: enough to keep a link busy */
+/* Slots per direction of a link. A sender whose ring is full sleeps until
+ * half of it is free (tcp_link.c), so the thread keeps half a ring to send
+ * while the rank wakes: with 8 slots of 256 KiB that is 1 MiB. Measured on
+ * loopback (2 ranks, each its own host, in-place broadcast, medians of 5
+ * alternating rounds; bench/results/2026-12-07-tcp-wakes): 1 MiB 475 ->
+ * 335 us, 4 MiB 2016 -> 1436 us, 16 MiB 8192 -> 7009 us, 64 MiB 26.9 ->
+ * 25.4 ms against 4 slots woken per slot. Memory: 2 x 8 slots per link,
+ * allocated once; a slot's pages are touched only by the frames that use
+ * it (posted receives and sends by reference leave them untouched). */
+#define TCP_NSLOTS 8
 
 /* The address ranks of other hosts reach this one on: OBC_SOCKET_IFNAME's
  * interface, else the one this rank reached the rendezvous from, never

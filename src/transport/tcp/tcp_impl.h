@@ -50,9 +50,15 @@ struct obc__tcp_frame {
     uint64_t stamp;
 };
 
+/* wake_at: the value its sleeper waits for (set by each wait before it
+ * sleeps; one sleeper at a time, the rank): an advance short of it wakes
+ * nobody. A rank that waits for a message's last frame to leave sleeps
+ * once, not once per frame (each wake was a futex call on both sides and
+ * two context switches). */
 struct obc__tcp_index {
     _Atomic uint32_t value;
     _Atomic uint32_t sleepers;
+    _Atomic uint32_t wake_at;
 };
 
 /* A send slot published by reference (obc__tcp_send_publish_ref): its
@@ -161,6 +167,16 @@ struct obc__tcp {
  * futexes (its other words live in a shared segment); the wake must use
  * the same kind to reach them. */
 static inline void obc__tcp_index_advance(struct obc__tcp_index *ix)
+{
+    uint32_t now = atomic_fetch_add_explicit(&ix->value, 1, memory_order_seq_cst) + 1;
+    if (atomic_load_explicit(&ix->sleepers, memory_order_seq_cst) != 0 &&
+        (int32_t)(now - atomic_load_explicit(&ix->wake_at, memory_order_seq_cst)) >= 0) {
+        obc__futex_wake(&ix->value, true);
+    }
+}
+
+/* Advance and wake the sleeper whatever it waits for (a failed link). */
+static inline void obc__tcp_index_wake(struct obc__tcp_index *ix)
 {
     atomic_fetch_add_explicit(&ix->value, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&ix->sleepers, memory_order_seq_cst) != 0) {

@@ -15,13 +15,32 @@
 #include "transport/arena.h"
 #include "transport/tcp/tcp_impl.h"
 
-static void wait_on(struct obc__wait *w, struct obc__tcp_index *ix, uint32_t seen, int peer)
+/* Sleep until ix reaches `until` (it is `seen` now); the wait returns at
+ * any move it sees, and its caller looks again. A target set by an
+ * earlier wait on the same index and not yet reached stays when it is
+ * nearer: a rank that holds two waits on one link (p2p_batch) and sleeps
+ * on either is never woken later than that one asks. Only the rank
+ * writes wake_at. */
+static void wait_until(struct obc__wait *w, struct obc__tcp_index *ix, uint32_t seen,
+                       uint32_t until, int peer)
 {
+    uint32_t cur = atomic_load_explicit(&ix->wake_at, memory_order_relaxed);
+    if (!((int32_t)(cur - seen) > 0 && (int32_t)(cur - until) < 0)) {
+        /* before the sleep's sleepers count (both seq_cst): an advance
+         * that sees the sleeper sees its target */
+        atomic_store_explicit(&ix->wake_at, until, memory_order_seq_cst);
+    }
     w->word = &ix->value;
     w->sleepers = &ix->sleepers;
     w->seen = seen;
     w->peer = peer;
     w->sleep_now = true;
+}
+
+/* Sleep until ix moves from `seen`. */
+static void wait_on(struct obc__wait *w, struct obc__tcp_index *ix, uint32_t seen, int peer)
+{
+    wait_until(w, ix, seen, seen + 1, peer);
 }
 
 static int ring_alloc(struct obc__tcp_ring *r, uint32_t nslots, size_t slot_bytes)
@@ -65,10 +84,10 @@ void obc__tcp_link_fail(struct obc__tcp_link *l, obc_result_t code)
 {
     int none = 0;
     if (atomic_compare_exchange_strong(&l->error, &none, (int)code)) {
-        obc__tcp_index_advance(&l->send.tail);
-        obc__tcp_index_advance(&l->recv.head);
-        obc__tcp_index_advance(&l->note_rx);
-        obc__tcp_index_advance(&l->seen_rx);
+        obc__tcp_index_wake(&l->send.tail);
+        obc__tcp_index_wake(&l->recv.head);
+        obc__tcp_index_wake(&l->note_rx);
+        obc__tcp_index_wake(&l->seen_rx);
     }
 }
 
@@ -559,7 +578,9 @@ void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w)
     if (atomic_load(&l->error) == 0 && head - tail < t->nslots) {
         return l->send.mem + (size_t)(head % t->nslots) * t->slot_bytes;
     }
-    wait_on(w, &l->send.tail, tail, peer);
+    /* Full: sleep until half the ring is free, not for each slot (the
+     * thread still has the other half to send meanwhile). */
+    wait_until(w, &l->send.tail, tail, tail + (t->nslots + 1) / 2, peer);
     return NULL;
 }
 
@@ -619,7 +640,7 @@ bool obc__tcp_send_drained(struct obc__tcp *t, int peer, struct obc__wait *w)
         detach(t, l);
         return true;
     }
-    wait_on(w, &l->send.tail, tail, peer);
+    wait_until(w, &l->send.tail, tail, l->ref_until, peer);
     return false;
 }
 

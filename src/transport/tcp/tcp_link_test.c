@@ -29,7 +29,9 @@
  *  - the same with our own data queued for that peer: no loss is called
  *    while its failure notice may wait behind the ring (its culprit wins
  *    once the ring is released), and a loss is called after a grace when
- *    nothing settles it.
+ *    nothing settles it;
+ *  - a sender whose ring is full is woken when half of it is free, not
+ *    at each slot, and at once when the link fails.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,8 +43,10 @@
 
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <sys/socket.h>
 
+#include "engine/wait.h"
 #include "platform/platform.h"
 #include "transport/tcp/tcp_impl.h"
 
@@ -718,6 +722,84 @@ static void refused_send_fails_after_grace(void **state)
     obc__err_fini(&err);
 }
 
+/* A rank asleep on a wait, in its own thread: `returned` once it woke. */
+struct sleeper {
+    struct obc__wait w;
+    _Atomic bool returned;
+};
+
+static void *sleep_on(void *arg)
+{
+    struct sleeper *s = arg;
+    struct obc__wait_rules rules = {0, 0, 10000000000ll, true, NULL, NULL}; /* 10 s slices */
+    obc__wait_word(&s->w, &rules, 20000000000ll);
+    atomic_store(&s->returned, true);
+    return NULL;
+}
+
+static bool returns_within(struct sleeper *s, int64_t ns)
+{
+    int64_t deadline = obc__now_ns() + ns;
+    while (!atomic_load(&s->returned) && obc__now_ns() < deadline) {
+        obc__sleep_ns(1000000);
+    }
+    return atomic_load(&s->returned);
+}
+
+/* Wait until the thread sleeps on the word (its sleepers count is up). */
+static void asleep(struct obc__tcp_index *ix)
+{
+    int64_t deadline = obc__now_ns() + 5000000000ll;
+    while (atomic_load(&ix->sleepers) == 0) {
+        assert_true(obc__now_ns() < deadline);
+        obc__sleep_ns(1000000);
+    }
+}
+
+/* A sender whose ring is full sleeps until half of it is free: the first
+ * frame to leave wakes nobody, the second wakes it; a failed link wakes it
+ * whatever it waits for. The tail is moved by hand (white box): what is
+ * tested is who gets woken, not the socket. */
+static void full_ring_wakes_at_half(void **state)
+{
+    struct obc__err err;
+    int raw, fd;
+    (void)state;
+    obc__err_init(&err);
+    socket_pair(&raw, &fd);
+    struct obc__tcp *t = manual_link(fd, &err);
+    struct obc__tcp_link *l = &t->links[0];
+    struct sleeper s = {.returned = false};
+    for (int i = 0; i < NSLOTS; i++) {
+        assert_non_null(obc__tcp_send_acquire(t, 0, &s.w));
+        obc__tcp_send_publish(t, 0, 8, 1);
+    }
+    assert_null(obc__tcp_send_acquire(t, 0, &s.w));
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, sleep_on, &s), 0);
+    asleep(&l->send.tail);
+    obc__tcp_index_advance(&l->send.tail); /* one slot free */
+    assert_false(returns_within(&s, 100000000));
+    obc__tcp_index_advance(&l->send.tail); /* half the ring */
+    assert_true(returns_within(&s, 5000000000ll));
+    pthread_join(th, NULL);
+
+    s.returned = false;
+    for (int i = 0; i < NSLOTS / 2; i++) { /* the two free slots */
+        assert_non_null(obc__tcp_send_acquire(t, 0, &s.w));
+        obc__tcp_send_publish(t, 0, 8, 1);
+    }
+    assert_null(obc__tcp_send_acquire(t, 0, &s.w)); /* full again */
+    assert_int_equal(pthread_create(&th, NULL, sleep_on, &s), 0);
+    asleep(&l->send.tail);
+    obc__tcp_link_fail(l, OBC_ERR_PEER_LOST);
+    assert_true(returns_within(&s, 5000000000ll));
+    pthread_join(th, NULL);
+    obc__tcp_destroy(t, 0);
+    obc__fd_close(raw);
+    obc__err_fini(&err);
+}
+
 /* The word keeps every field apart: ranks 0 and -1 (none), large ranks. */
 static void verdict_fields(void **state)
 {
@@ -755,6 +837,7 @@ int main(void)
         cmocka_unit_test(tail_behind_full_ring_is_read),
         cmocka_unit_test(notice_behind_full_ring_wins),
         cmocka_unit_test(refused_send_fails_after_grace),
+        cmocka_unit_test(full_ring_wakes_at_half),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
