@@ -46,7 +46,6 @@
 #include <pthread.h>
 #include <sys/socket.h>
 
-#include "engine/wait.h"
 #include "platform/platform.h"
 #include "transport/tcp/tcp_impl.h"
 
@@ -349,6 +348,34 @@ static void reset_connection(int raw)
     obc__sleep_ns(20000000); /* the reset arrives (loopback) */
 }
 
+/* The raw peer sends a failure notice: `culprit` was lost. */
+static void send_notice(int raw, int culprit)
+{
+    struct obc__tcp_frame notice = {FRAME_FAIL, 0, obc__verdict_word(OBC_ERR_PEER_LOST, culprit)};
+    assert_int_equal(obc__sock_send_all(raw, &notice, sizeof(notice), obc__now_ns() + 1000000000ll),
+                     0);
+}
+
+/* The link's rank publishes one 64-byte data frame (stamp 1). */
+static void publish_small_frame(struct obc__tcp *t)
+{
+    struct obc__wait w = {.peer = -1};
+    unsigned char *slot = obc__tcp_send_acquire(t, 0, &w);
+    assert_non_null(slot);
+    memset(slot, 1, 64);
+    obc__tcp_send_publish(t, 0, 64, 1);
+}
+
+/* The link failed with PEER_LOST naming `culprit` (a failure notice's,
+ * not the peer's own); then close it. */
+static void expect_culprit_then_close(struct obc__tcp *t, struct obc__err *err, int culprit)
+{
+    assert_int_equal(obc__tcp_link_error(t, 0), OBC_ERR_PEER_LOST);
+    assert_int_equal(obc__verdict_rank(obc__tcp_link_verdict(t, 0)), culprit);
+    obc__tcp_destroy(t, 0);
+    obc__err_fini(err);
+}
+
 /* The peer sent its failure notice (rank 5 lost) and reset the connection
  * before this link read it; the link's next send fails. Driven by hand, no
  * progress thread, so that the send comes first: the bystander of a
@@ -362,20 +389,11 @@ static void notice_before_reset_wins(void **state)
     obc__err_init(&err);
     socket_pair(&raw, &fd);
     t = manual_link(fd, &err);
-    struct obc__tcp_frame notice = {FRAME_FAIL, 0, obc__verdict_word(OBC_ERR_PEER_LOST, 5)};
-    assert_int_equal(obc__sock_send_all(raw, &notice, sizeof(notice), obc__now_ns() + 1000000000ll),
-                     0);
+    send_notice(raw, 5);
     reset_connection(raw);
-    struct obc__wait w = {.peer = -1};
-    unsigned char *slot = obc__tcp_send_acquire(t, 0, &w);
-    assert_non_null(slot);
-    memset(slot, 1, 64);
-    obc__tcp_send_publish(t, 0, 64, 1);
+    publish_small_frame(t);
     obc__tcp_link_pump_send(t, 0);
-    assert_int_equal(obc__tcp_link_error(t, 0), OBC_ERR_PEER_LOST);
-    assert_int_equal(obc__verdict_rank(obc__tcp_link_verdict(t, 0)), 5);
-    obc__tcp_destroy(t, 0);
-    obc__err_fini(&err);
+    expect_culprit_then_close(t, &err, 5);
 }
 
 /* A frame published by reference and detached before it left (its
@@ -593,16 +611,11 @@ static void posted_frames_land(void **state)
 
 #define TAIL_FRAMES (2 * NSLOTS)
 
-static void tail_behind_full_ring_is_read(void **state)
+/* The raw peer sends TAIL_FRAMES whole data frames: stamps 100, 101, ...,
+ * frame i's payload all bytes i. */
+static void send_tail_frames(int raw)
 {
-    struct obc__err err;
-    struct obc__tcp *t;
-    int raw, fd;
     unsigned char frame[sizeof(struct obc__tcp_frame) + SLOT];
-    (void)state;
-    obc__err_init(&err);
-    socket_pair(&raw, &fd);
-    t = manual_link(fd, &err);
     for (int i = 0; i < TAIL_FRAMES; i++) {
         struct obc__tcp_frame h = {FRAME_DATA, SLOT, 100u + (uint64_t)i};
         memcpy(frame, &h, sizeof(h));
@@ -610,6 +623,18 @@ static void tail_behind_full_ring_is_read(void **state)
         assert_int_equal(
             obc__sock_send_all(raw, frame, sizeof(frame), obc__now_ns() + 1000000000ll), 0);
     }
+}
+
+static void tail_behind_full_ring_is_read(void **state)
+{
+    struct obc__err err;
+    struct obc__tcp *t;
+    int raw, fd;
+    (void)state;
+    obc__err_init(&err);
+    socket_pair(&raw, &fd);
+    t = manual_link(fd, &err);
+    send_tail_frames(raw);
     struct obc__tcp_frame bye = {FRAME_BYE, 0, 0};
     assert_int_equal(obc__sock_send_all(raw, &bye, sizeof(bye), obc__now_ns() + 1000000000ll), 0);
     obc__tcp_link_pump_recv(t, 0); /* fills the ring; the rest waits in the socket */
@@ -649,28 +674,15 @@ static void tail_behind_full_ring_is_read(void **state)
 static struct obc__tcp *refused_behind_full_ring(struct obc__err *err, bool with_notice)
 {
     int raw, fd;
-    unsigned char frame[sizeof(struct obc__tcp_frame) + SLOT];
     socket_pair(&raw, &fd);
     struct obc__tcp *t = manual_link(fd, err);
-    for (int i = 0; i < TAIL_FRAMES; i++) {
-        struct obc__tcp_frame h = {FRAME_DATA, SLOT, 100u + (uint64_t)i};
-        memcpy(frame, &h, sizeof(h));
-        memset(frame + sizeof(h), i, SLOT);
-        assert_int_equal(
-            obc__sock_send_all(raw, frame, sizeof(frame), obc__now_ns() + 1000000000ll), 0);
-    }
+    send_tail_frames(raw);
     if (with_notice) {
-        struct obc__tcp_frame notice = {FRAME_FAIL, 0, obc__verdict_word(OBC_ERR_PEER_LOST, 5)};
-        assert_int_equal(
-            obc__sock_send_all(raw, &notice, sizeof(notice), obc__now_ns() + 1000000000ll), 0);
+        send_notice(raw, 5);
     }
     obc__tcp_link_pump_recv(t, 0); /* fills the ring; the rest waits in the socket */
     reset_connection(raw);
-    struct obc__wait w = {.peer = -1};
-    unsigned char *slot = obc__tcp_send_acquire(t, 0, &w);
-    assert_non_null(slot);
-    memset(slot, 1, 64);
-    obc__tcp_send_publish(t, 0, 64, 1);
+    publish_small_frame(t);
     obc__tcp_link_pump_send(t, 0); /* meets the reset */
     assert_true(atomic_load(&t->links[0].refused));
     obc__tcp_link_pump_send(t, 0); /* as the thread does, again and again */
@@ -697,10 +709,7 @@ static void notice_behind_full_ring_wins(void **state)
             obc__tcp_link_pump_send(t, 0);
         }
     }
-    assert_int_equal(obc__tcp_link_error(t, 0), OBC_ERR_PEER_LOST);
-    assert_int_equal(obc__verdict_rank(obc__tcp_link_verdict(t, 0)), 5);
-    obc__tcp_destroy(t, 0);
-    obc__err_fini(&err);
+    expect_culprit_then_close(t, &err, 5);
 }
 
 /* Nobody releases the ring: after the grace, the data that can never
@@ -728,11 +737,16 @@ struct sleeper {
     _Atomic bool returned;
 };
 
+/* Sleeps as the engine's wait does (engine/wait.c, a layer above): the
+ * sleepers count up, then a futex wait while the word is unchanged. */
 static void *sleep_on(void *arg)
 {
     struct sleeper *s = arg;
-    struct obc__wait_rules rules = {0, 0, 10000000000ll, true, NULL, NULL}; /* 10 s slices */
-    obc__wait_word(&s->w, &rules, 20000000000ll);
+    atomic_fetch_add(s->w.sleepers, 1);
+    while (atomic_load(s->w.word) == s->w.seen) {
+        obc__futex_wait(s->w.word, s->w.seen, 10000000000ll, true);
+    }
+    atomic_fetch_sub(s->w.sleepers, 1);
     atomic_store(&s->returned, true);
     return NULL;
 }
