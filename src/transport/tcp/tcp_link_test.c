@@ -31,7 +31,8 @@
  *    once the ring is released), and a loss is called after a grace when
  *    nothing settles it;
  *  - a sender whose ring is full is woken when half of it is free, not
- *    at each slot, and at once when the link fails.
+ *    at each slot, and at once when the link fails; one that waits for
+ *    its frames by reference to leave, when the last one has.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -770,19 +771,39 @@ static void asleep(struct obc__tcp_index *ix)
     }
 }
 
+/* A link driven by hand and its raw peer, for the wake tests. */
+struct manual {
+    struct obc__err err;
+    int raw;
+    struct obc__tcp *t;
+};
+
+static struct obc__tcp_link *manual_open(struct manual *m)
+{
+    int fd;
+    obc__err_init(&m->err);
+    socket_pair(&m->raw, &fd);
+    m->t = manual_link(fd, &m->err);
+    return &m->t->links[0];
+}
+
+static void manual_close(struct manual *m)
+{
+    obc__tcp_destroy(m->t, 0);
+    obc__fd_close(m->raw);
+    obc__err_fini(&m->err);
+}
+
 /* A sender whose ring is full sleeps until half of it is free: the first
  * frame to leave wakes nobody, the second wakes it; a failed link wakes it
  * whatever it waits for. The tail is moved by hand (white box): what is
  * tested is who gets woken, not the socket. */
 static void full_ring_wakes_at_half(void **state)
 {
-    struct obc__err err;
-    int raw, fd;
+    struct manual m;
     (void)state;
-    obc__err_init(&err);
-    socket_pair(&raw, &fd);
-    struct obc__tcp *t = manual_link(fd, &err);
-    struct obc__tcp_link *l = &t->links[0];
+    struct obc__tcp_link *l = manual_open(&m);
+    struct obc__tcp *t = m.t;
     struct sleeper s = {.returned = false};
     for (int i = 0; i < NSLOTS; i++) {
         assert_non_null(obc__tcp_send_acquire(t, 0, &s.w));
@@ -809,9 +830,36 @@ static void full_ring_wakes_at_half(void **state)
     obc__tcp_link_fail(l, OBC_ERR_PEER_LOST);
     assert_true(returns_within(&s, 5000000000ll));
     pthread_join(th, NULL);
-    obc__tcp_destroy(t, 0);
-    obc__fd_close(raw);
-    obc__err_fini(&err);
+    manual_close(&m);
+}
+
+/* A rank that waits for its frames published by reference to leave
+ * sleeps until the last one has: the frames before it wake nobody. */
+static void drain_wakes_at_last_frame(void **state)
+{
+    struct manual m;
+    unsigned char buf[3 * SLOT];
+    (void)state;
+    struct obc__tcp_link *l = manual_open(&m);
+    struct obc__tcp *t = m.t;
+    struct sleeper s = {.returned = false};
+    memset(buf, 3, sizeof(buf));
+    for (int i = 0; i < 3; i++) {
+        assert_non_null(obc__tcp_send_acquire(t, 0, &s.w));
+        obc__tcp_send_publish_ref(t, 0, 0, buf + (size_t)i * SLOT, SLOT, 9);
+    }
+    assert_false(obc__tcp_send_drained(t, 0, &s.w));
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, sleep_on, &s), 0);
+    asleep(&l->send.tail);
+    obc__tcp_index_advance(&l->send.tail);
+    obc__tcp_index_advance(&l->send.tail);
+    assert_false(returns_within(&s, 100000000)); /* two of three frames out */
+    obc__tcp_index_advance(&l->send.tail);
+    assert_true(returns_within(&s, 5000000000ll));
+    pthread_join(th, NULL);
+    obc__tcp_detach_all(t);
+    manual_close(&m);
 }
 
 /* The word keeps every field apart: ranks 0 and -1 (none), large ranks. */
@@ -852,6 +900,7 @@ int main(void)
         cmocka_unit_test(notice_behind_full_ring_wins),
         cmocka_unit_test(refused_send_fails_after_grace),
         cmocka_unit_test(full_ring_wakes_at_half),
+        cmocka_unit_test(drain_wakes_at_last_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
