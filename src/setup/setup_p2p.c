@@ -17,12 +17,17 @@
 /* Slots per direction of a link. A sender whose ring is full sleeps until
  * half of it is free (tcp_link.c), so the thread keeps half a ring to send
  * while the rank wakes: with 8 slots of 256 KiB that is 1 MiB. Measured on
- * loopback (2 ranks, each its own host, in-place broadcast, medians of 5
- * alternating rounds; bench/results/2026-12-07-tcp-wakes): 1 MiB 475 ->
- * 335 us, 4 MiB 2016 -> 1436 us, 16 MiB 8192 -> 7009 us, 64 MiB 26.9 ->
- * 25.4 ms against 4 slots woken per slot. Memory: 2 x 8 slots per link,
- * allocated once; a slot's pages are touched only by the frames that use
- * it (posted receives and sends by reference leave them untouched). */
+ * loopback against 4 slots woken per slot (in-place broadcast, each rank
+ * its own host, medians of 5 alternating rounds with Open MPI;
+ * bench/results/2026-12-07-tcp-wakes): 2 idle ranks 0.67-0.94x the time
+ * from 64 KiB to 64 MiB, beside a busy process 0.88-1.11x, 4 ranks on 2
+ * CPUs 0.77-0.98x (64 MiB: 1.18x in those rounds, 0.94x in 5 more); still
+ * 1.2-1.6x Open MPI's time from 1 MiB when idle, 1.7-5.6x beside a busy process.
+ * Memory: 2 x 8 slots per link, allocated once, touched only by the
+ * frames that land in them or are copied into them (posted receives land
+ * in the caller's buffer; a send by reference writes its header only):
+ * peak RSS +1 MB in a 2-rank broadcast to 64 MiB, +3 MB in a 4-rank
+ * alltoall to 16 MiB. */
 #define TCP_NSLOTS 8
 
 /* The address ranks of other hosts reach this one on: OBC_SOCKET_IFNAME's
