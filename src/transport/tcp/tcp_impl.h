@@ -11,8 +11,11 @@
  * Each index sits beside a sleepers count, so an advance calls futex_wake
  * only when somebody sleeps on it.
  *
- * Threads: the fields marked (thread) are touched by the progress thread
- * only; the atomics are how ranks and the thread see each other.
+ * Threads: the fields marked (pump) are touched only by whoever drives
+ * the links, under the tcp's pump_lock: the progress thread, for each
+ * round of its loop, or a rank that writes a frame it has just published
+ * (obc__tcp_send_now). The atomics are how ranks and the thread see each
+ * other.
  */
 #ifndef OBC_TRANSPORT_TCP_IMPL_H
 #define OBC_TRANSPORT_TCP_IMPL_H
@@ -92,24 +95,24 @@ struct obc__tcp_post {
 struct obc__tcp_link {
     int fd;
     struct obc__tcp_ring send, recv;
-    /* Held by the thread while it sends from a caller's buffer, and by the
-     * rank that detaches: after a detach no send reads that buffer. */
+    /* Held while a send reads a caller's buffer, and by the rank that
+     * detaches: after a detach no send reads that buffer. */
     pthread_mutex_t ref_lock;
     uint32_t ref_until; /* (rank) the send head after the last frame published by reference */
-    size_t send_off; /* (thread) bytes of the current outgoing frame written */
-    size_t recv_off; /* (thread) bytes of the current incoming frame read */
-    struct obc__tcp_frame incoming; /* (thread) */
-    /* Held by the thread while it reads into a posted buffer, and by the
-     * rank that posts or withdraws (after a withdrawal nothing more is
-     * written to that buffer). */
+    size_t send_off; /* (pump) bytes of the current outgoing frame written */
+    size_t recv_off; /* (pump) bytes of the current incoming frame read */
+    struct obc__tcp_frame incoming; /* (pump) */
+    /* Held while a read writes into a posted buffer, and by the rank that
+     * posts or withdraws (after a withdrawal nothing more is written to
+     * that buffer). */
     pthread_mutex_t post_lock;
     struct obc__tcp_post post; /* under post_lock */
-    uint64_t run_stamp; /* (thread) the stamp of the current run of data frames */
-    size_t run_bytes; /* (thread) the run's payload bytes so far, the current frame's too */
-    size_t frame_at; /* (thread) the run offset of the current frame's first payload byte */
-    bool frame_posted; /* (thread) the current frame's posted bytes go to post.dst */
-    struct obc__tcp_frame ctl; /* (thread) a control frame to send between data frames */
-    unsigned char ctl_body[OBC_P2P_NOTE_BYTES]; /* (thread) its payload (a note's) */
+    uint64_t run_stamp; /* (pump) the stamp of the current run of data frames */
+    size_t run_bytes; /* (pump) the run's payload bytes so far, the current frame's too */
+    size_t frame_at; /* (pump) the run offset of the current frame's first payload byte */
+    bool frame_posted; /* (pump) the current frame's posted bytes go to post.dst */
+    struct obc__tcp_frame ctl; /* (pump) a control frame to send between data frames */
+    unsigned char ctl_body[OBC_P2P_NOTE_BYTES]; /* (pump) its payload (a note's) */
     size_t ctl_off;
     bool ctl_pending;
     bool bye_queued;
@@ -119,24 +122,24 @@ struct obc__tcp_link {
     _Atomic uint64_t remote_verdict; /* the peer's failure notice's word; 0: none */
     bool want_out; /* the socket is full: wait for it to drain */
     _Atomic bool recv_paused; /* the receive ring is full: no reading until a release */
-    unsigned armed; /* (thread) the events the poller watches now (0: not watched) */
-    int lowat; /* (thread) the socket's SO_RCVLOWAT now */
+    unsigned armed; /* (pump) the events the poller watches now (0: not watched) */
+    int lowat; /* (pump) the socket's SO_RCVLOWAT now */
     int64_t last_tx_ns;
     _Atomic int64_t last_rx_ns; /* when the peer was last heard (any bytes) */
     _Atomic bool departed; /* the peer said goodbye */
     _Atomic bool refused; /* a send met the peer's closed socket while its last
                              frames (a goodbye, perhaps) still wait to be read */
-    int64_t refused_ns; /* (thread) when refused was set */
+    int64_t refused_ns; /* (pump) when refused was set */
     _Atomic bool done; /* closing: the goodbye is out, or the link is dead */
     _Atomic int error; /* obc_result_t, 0 while healthy */
-    uint32_t note_sent; /* (thread) the tcp's note_gen this link sent last */
-    unsigned char note_in[OBC_P2P_NOTE_BYTES]; /* (thread) a note being read */
+    uint32_t note_sent; /* (pump) the tcp's note_gen this link sent last */
+    unsigned char note_in[OBC_P2P_NOTE_BYTES]; /* (pump) a note being read */
     unsigned char note[OBC_P2P_NOTE_BYTES]; /* the peer's latest note, under note_lock */
     bool has_note; /* under note_lock */
     struct obc__tcp_index note_rx; /* advanced at every note received */
     uint64_t tracked_sent; /* (rank) FRAME_TRACK frames published */
     _Atomic uint64_t tracked_released; /* the peer's FRAME_TRACK frames we released */
-    uint64_t seen_told; /* (thread) tracked_released as last told in a FRAME_SEEN */
+    uint64_t seen_told; /* (pump) tracked_released as last told in a FRAME_SEEN */
     _Atomic uint64_t peer_seen; /* from the peer's latest FRAME_SEEN */
     struct obc__tcp_index seen_rx; /* advanced at every FRAME_SEEN received */
 };
@@ -161,6 +164,10 @@ struct obc__tcp {
     pthread_t thread;
     struct obc__arena *bell; /* rung at every frame received (a receive from any source) ... */
     int bell_rank; /* ... for this rank */
+    pthread_mutex_t pump_lock; /* held by whoever drives the links (see the top) */
+    bool send_inline; /* a thread drives the links: ranks write what they publish when
+                       * it does not pump (set by obc__tcp_start; without a thread, the
+                       * unit tests drive the links by hand, and only they write) */
 };
 
 /* Waiters sleep on these words in the engine's one wait, which uses shared
@@ -203,13 +210,23 @@ void obc__tcp_link_fini(struct obc__tcp_link *l);
 void obc__tcp_link_fail(struct obc__tcp_link *l, obc_result_t code);
 /* Send a header-only frame of kind `magic` before the next data frame. */
 void obc__tcp_link_queue_control(struct obc__tcp_link *l, uint32_t magic);
+/* Every frame published and the pending control frame are out. */
+bool obc__tcp_link_sent_all(const struct obc__tcp_link *l);
 /* Nothing published waits to go out, no control frame or note either. */
 bool obc__tcp_link_idle(const struct obc__tcp *t, const struct obc__tcp_link *l);
-/* Progress thread only: read frames into free receive slots until the
- * socket or the ring runs dry; write the pending control frame, a failure
- * notice (once t->failure is set) and published send slots until the
- * socket would block. A socket error fails the link. */
+/* Under pump_lock: read frames into free receive slots until the socket
+ * or the ring runs dry; write the pending control frame, a failure notice
+ * (once t->failure is set) and published send slots until the socket
+ * would block. A socket error fails the link. */
 void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer);
 void obc__tcp_link_pump_send(struct obc__tcp *t, int peer);
+
+/* ---- tcp_progress.c, for the rank's side ---- */
+
+/* A rank has just published on the link to peer: write it now, in the
+ * rank's thread, if nobody drives the links at this moment. Returns false
+ * when the progress thread must be woken to do it (or to act on what the
+ * write found: an error, a control frame still due). */
+bool obc__tcp_send_now(struct obc__tcp *t, int peer);
 
 #endif

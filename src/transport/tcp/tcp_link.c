@@ -522,6 +522,11 @@ void obc__tcp_link_pump_recv(struct obc__tcp *t, int peer)
     }
 }
 
+bool obc__tcp_link_sent_all(const struct obc__tcp_link *l)
+{
+    return send_ring_empty(l) && !l->ctl_pending;
+}
+
 bool obc__tcp_link_idle(const struct obc__tcp *t, const struct obc__tcp_link *l)
 {
     /* A note not yet sent counts: a goodbye queued before it would leave
@@ -531,7 +536,7 @@ bool obc__tcp_link_idle(const struct obc__tcp *t, const struct obc__tcp_link *l)
      * the goodbye to go out first, and the sender waited for its notice
      * forever (tests/coll/p2p_any_late.c, across hosts). */
     bool told = atomic_load(&l->tracked_released) == l->seen_told;
-    return send_ring_empty(l) && !l->ctl_pending &&
+    return obc__tcp_link_sent_all(l) &&
         (obc__tcp_link_reads_no_more(l) || (l->note_sent == atomic_load(&t->note_gen) && told));
 }
 
@@ -584,13 +589,24 @@ void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w)
     return NULL;
 }
 
+/* The largest frame a rank writes itself (obc__tcp_send_now); larger ones
+ * go to the thread. A rank that wrote a relay's 256 KiB chunks itself held
+ * the links meanwhile, and its thread could not read the next chunk: 4
+ * ranks on 2 CPUs over loopback TCP, broadcast of 1-4 MiB 1.05-1.16x the
+ * time of waking the thread, against 0.71-0.94x with this limit (medians
+ * of 4-5 rounds, bench/results/2026-12-07-tcp-send-inline). Small frames
+ * are the ones whose latency the wake-up dominated. */
+#define INLINE_MAX SEND_PIECE
+
 static void publish(struct obc__tcp *t, int peer, uint32_t magic, size_t nbytes, uint64_t stamp)
 {
     struct obc__tcp_link *l = &t->links[peer];
     uint32_t head = atomic_load_explicit(&l->send.head.value, memory_order_relaxed);
     l->send.hdrs[head % t->nslots] = (struct obc__tcp_frame){magic, (uint32_t)nbytes, stamp};
     obc__tcp_index_advance(&l->send.head);
-    obc__wakeup_signal(t->wakeup);
+    if (nbytes > INLINE_MAX || !obc__tcp_send_now(t, peer)) {
+        obc__wakeup_signal(t->wakeup);
+    }
 }
 
 void obc__tcp_send_publish(struct obc__tcp *t, int peer, size_t nbytes, uint64_t stamp)

@@ -4,8 +4,14 @@
  * cycle: one thread per communicator drives every link's socket with
  * epoll (tcp_link.c moves the bytes), sends heartbeats on idle links, a
  * goodbye on each when the communicator is destroyed, and failure notices
- * when it broke; ranks wake it through an eventfd when they publish or
- * release a slot. No allocation after create.
+ * when it broke; ranks wake it through an eventfd when they release a
+ * slot, or publish one they could not write themselves. No allocation
+ * after create.
+ *
+ * A rank writes a small frame it publishes itself when the thread is not
+ * pumping at that moment (obc__tcp_send_now; tcp_link.c's INLINE_MAX says
+ * how small): woken for every publish, the thread was a trip through the
+ * scheduler between a rank's call and its first byte on the wire.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -32,6 +38,7 @@ obc_result_t obc__tcp_create(int nlinks, uint32_t nslots, size_t slot_bytes, str
     t->err = err;
     t->poller = -1;
     t->wakeup = -1;
+    pthread_mutex_init(&t->pump_lock, NULL);
     t->links = calloc((size_t)nlinks, sizeof(*t->links));
     bool ok = t->links != NULL;
     /* Every link is initialised, even after a failure, so that destroy
@@ -158,6 +165,7 @@ static void *progress_main(void *arg)
     while (!atomic_load(&t->stop)) {
         int n = obc__poller_wait(t->poller, ev, 64, atomic_load(&t->closing) ? 1 : 100);
         int64_t now = obc__now_ns();
+        pthread_mutex_lock(&t->pump_lock);
         if (now >= next_tend || atomic_load(&t->closing)) {
             next_tend = now + BEAT_NS / 5;
             for (int p = 0; p < t->nlinks; p++) {
@@ -176,8 +184,32 @@ static void *progress_main(void *arg)
                 pump_link(t, (int)ev[i].tag);
             }
         }
+        pthread_mutex_unlock(&t->pump_lock);
     }
     return NULL;
+}
+
+bool obc__tcp_send_now(struct obc__tcp *t, int peer)
+{
+    if (!t->send_inline || pthread_mutex_trylock(&t->pump_lock) != 0) {
+        return false;
+    }
+    struct obc__tcp_link *l = &t->links[peer];
+    bool settled = false;
+    /* A closing or broken communicator's goodbyes and notices are the
+     * thread's to order. */
+    if (l->fd >= 0 && atomic_load(&l->error) == 0 && !atomic_load(&t->closing) &&
+        atomic_load(&t->failure) == 0) {
+        obc__tcp_link_pump_send(t, peer);
+        /* Settled: all of it went out, or the rest waits for the socket
+         * to drain, which the poller now watches for. */
+        settled = atomic_load(&l->error) == 0 && (obc__tcp_link_sent_all(l) || l->want_out);
+        if (atomic_load(&l->error) == 0) {
+            arm(t, peer);
+        }
+    }
+    pthread_mutex_unlock(&t->pump_lock);
+    return settled;
 }
 
 void obc__tcp_set_doorbell(struct obc__tcp *t, struct obc__arena *a, int rank)
@@ -193,6 +225,7 @@ obc_result_t obc__tcp_start(struct obc__tcp *t)
         return obc__err_set(t->err, OBC_ERR_SYSTEM, "tcp progress thread: %s", strerror(rc));
     }
     t->thread_started = true;
+    t->send_inline = true;
     return OBC_SUCCESS;
 }
 
@@ -269,6 +302,7 @@ void obc__tcp_destroy(struct obc__tcp *t, int64_t drain_ns)
     if (t->links != NULL) {
         close_politely(t, deadline);
     }
+    pthread_mutex_destroy(&t->pump_lock);
     for (int i = 0; t->links != NULL && i < t->nlinks; i++) {
         obc__tcp_link_fini(&t->links[i]);
     }
