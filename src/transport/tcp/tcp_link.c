@@ -589,22 +589,28 @@ void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w)
     return NULL;
 }
 
-/* The largest frame a rank writes itself (obc__tcp_send_now); larger ones
- * go to the thread. A rank that wrote a relay's 256 KiB chunks itself held
- * the links meanwhile, and its thread could not read the next chunk: 4
- * ranks on 2 CPUs over loopback TCP, broadcast of 1-4 MiB 1.05-1.16x the
- * time of waking the thread, against 0.71-0.94x with this limit (medians
- * of 4-5 rounds, bench/results/2026-12-07-tcp-send-inline). Small frames
- * are the ones whose latency the wake-up dominated. */
+/* A rank writes a frame it publishes itself (obc__tcp_send_now) only when
+ * the frame is small and alone on its link: the case bound by latency,
+ * where waking the thread was most of the cost. A frame queued behind
+ * others joins them: the thread was woken for those already, and a rank
+ * that took the links from it then (writing the whole queue) wasted that
+ * wake-up and kept the thread's next read waiting for the lock. 4 ranks on
+ * 2 CPUs over loopback TCP, broadcasts of 128-256 KiB (a 256 KiB frame
+ * with a small one behind it), medians of eight rounds by span: 1.18-1.27x
+ * the time of waking the thread for every frame when every small frame was
+ * written at once, 1.03-1.05x with this rule. Large frames stay with the
+ * thread for the same reason (a relay's 256 KiB chunks: 1.05-1.16x).
+ * bench/results/2026-12-07-tcp-send-inline. */
 #define INLINE_MAX SEND_PIECE
 
 static void publish(struct obc__tcp *t, int peer, uint32_t magic, size_t nbytes, uint64_t stamp)
 {
     struct obc__tcp_link *l = &t->links[peer];
     uint32_t head = atomic_load_explicit(&l->send.head.value, memory_order_relaxed);
+    bool alone = head == atomic_load_explicit(&l->send.tail.value, memory_order_acquire);
     l->send.hdrs[head % t->nslots] = (struct obc__tcp_frame){magic, (uint32_t)nbytes, stamp};
     obc__tcp_index_advance(&l->send.head);
-    if (nbytes > INLINE_MAX || !obc__tcp_send_now(t, peer)) {
+    if (nbytes > INLINE_MAX || !alone || !obc__tcp_send_now(t, peer)) {
         obc__wakeup_signal(t->wakeup);
     }
 }

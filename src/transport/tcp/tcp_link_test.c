@@ -876,10 +876,11 @@ static uint64_t thread_woken(struct obc__tcp *t)
     return read(t->wakeup, &n, sizeof(n)) == (ssize_t)sizeof(n) ? n : 0;
 }
 
-/* A rank writes the frame it publishes itself while nobody pumps the
- * links, without waking the thread; while somebody pumps, it leaves the
- * frame to the thread and wakes it. Driven by hand: no thread will write
- * what the rank leaves, so the second frame stays until the test pumps. */
+/* A rank writes a small frame it publishes itself while nobody pumps the
+ * links and no other frame waits, without waking the thread; while
+ * somebody pumps, or behind a frame still queued, it leaves the frame to
+ * the thread and wakes it. Driven by hand: no thread will write what the
+ * rank leaves, so those frames stay until the test pumps. */
 static void publish_writes_when_nobody_pumps(void **state)
 {
     struct manual m;
@@ -902,9 +903,15 @@ static void publish_writes_when_nobody_pumps(void **state)
     assert_int_equal(thread_woken(t), 1);
     struct pollfd pfd = {.fd = m.raw, .events = POLLIN};
     assert_int_equal(poll(&pfd, 1, 100), 0); /* not written */
+    publish_small_frame(t); /* behind it, with the lock free */
+    assert_int_equal(thread_woken(t), 1);
+    assert_int_equal(poll(&pfd, 1, 100), 0);
     obc__tcp_link_pump_send(t, 0);
-    assert_true(arrives(m.raw, &h, sizeof(h)));
-    assert_int_equal(h.stamp, 1);
+    for (int i = 0; i < 2; i++) {
+        assert_true(arrives(m.raw, &h, sizeof(h)));
+        assert_int_equal(h.stamp, 1);
+        assert_true(arrives(m.raw, payload, sizeof(payload)));
+    }
     manual_close(&m);
 }
 

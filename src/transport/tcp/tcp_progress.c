@@ -8,10 +8,11 @@
  * slot, or publish one they could not write themselves. No allocation
  * after create.
  *
- * A rank writes a small frame it publishes itself when the thread is not
- * pumping at that moment (obc__tcp_send_now; tcp_link.c's INLINE_MAX says
- * how small): woken for every publish, the thread was a trip through the
- * scheduler between a rank's call and its first byte on the wire.
+ * A rank writes a small frame it publishes itself when no other frame
+ * waits on the link and the thread is not pumping at that moment
+ * (obc__tcp_send_now; tcp_link.c's INLINE_MAX says why only then): woken
+ * for every publish, the thread was a trip through the scheduler between a
+ * rank's call and its first byte on the wire.
  */
 #include <pthread.h>
 #include <stdlib.h>
