@@ -592,15 +592,15 @@ void *obc__tcp_send_acquire(struct obc__tcp *t, int peer, struct obc__wait *w)
 /* A rank writes a frame it publishes itself (obc__tcp_send_now) only when
  * the frame is small and alone on its link: the case bound by latency,
  * where waking the thread was most of the cost. A frame queued behind
- * others joins them: the thread was woken for those already, and a rank
- * that took the links from it then (writing the whole queue) wasted that
- * wake-up and kept the thread's next read waiting for the lock. 4 ranks on
- * 2 CPUs over loopback TCP, broadcasts of 128-256 KiB (a 256 KiB frame
- * with a small one behind it), medians of eight rounds by span: 1.18-1.27x
- * the time of waking the thread for every frame when every small frame was
- * written at once, 1.03-1.05x with this rule. Large frames stay with the
- * thread for the same reason (a relay's 256 KiB chunks: 1.05-1.16x).
- * bench/results/2026-12-07-tcp-send-inline. */
+ * others joins them: the thread has been woken for those already, and a
+ * rank that took the links then would write the whole queue, large frames
+ * too, in its own thread. 4 ranks on 2 CPUs over loopback TCP, broadcasts
+ * of 128-256 KiB, medians of eight rounds by span: 1.18-1.27x the time of
+ * waking the thread for every frame when every small frame was written at
+ * once, 1.03-1.05x with this rule (which frames were queued there, I did
+ * not trace). Large frames stay with the thread: a relaying rank that
+ * wrote its 256 KiB chunks itself kept its thread from reading the next
+ * one (1-4 MiB: 1.05-1.16x). bench/results/2026-12-07-tcp-send-inline. */
 #define INLINE_MAX SEND_PIECE
 
 static void publish(struct obc__tcp *t, int peer, uint32_t magic, size_t nbytes, uint64_t stamp)
