@@ -607,10 +607,12 @@ static void publish(struct obc__tcp *t, int peer, uint32_t magic, size_t nbytes,
 {
     struct obc__tcp_link *l = &t->links[peer];
     uint32_t head = atomic_load_explicit(&l->send.head.value, memory_order_relaxed);
-    bool alone = head == atomic_load_explicit(&l->send.tail.value, memory_order_acquire);
+    /* before the advance: after it, the thread may send the frame */
+    bool inline_ok = nbytes <= INLINE_MAX &&
+        head == atomic_load_explicit(&l->send.tail.value, memory_order_acquire);
     l->send.hdrs[head % t->nslots] = (struct obc__tcp_frame){magic, (uint32_t)nbytes, stamp};
     obc__tcp_index_advance(&l->send.head);
-    if (nbytes > INLINE_MAX || !alone || !obc__tcp_send_now(t, peer)) {
+    if (!inline_ok || !obc__tcp_send_now(t, peer)) {
         obc__wakeup_signal(t->wakeup);
     }
 }
