@@ -9,13 +9,16 @@
 # collective and size the median of each implementation's runs (min-max in brackets).
 # Broadcast's anchor is mpi_bcast_bench (MPI_Bcast, in place): compare it with `-x "-i 1"`.
 # Usage: bench/ab_libs.sh -O COMMIT -o "alltoall" [-n NP] [-b 4K] [-e 1M] [-t 1] [-R 3] [-B 2]
-#        [-x "more obc-perf options"] [-A OFF[,STEP]]
+#        [-x "more obc-perf options"] [-A OFF[,STEP]] [-T]
 # -A places every program's buffers OFF + rank*STEP bytes past a page boundary (obc-perf's -A).
+# -T: every rank its own host, so that both move data over loopback TCP: obc with
+# OBC_HOST_ID=rank/1, Open MPI with btl tcp,self.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 OLD="" OPS="" NP=2 MINB=4K MAXB=1M BUDGET=1 ROUNDS=3 BUSY_ROUNDS=2 EXTRA="" OFFSET=0
-while getopts "O:o:n:b:e:t:R:B:x:A:" opt; do
+obc_env=() mpi_net=()
+while getopts "O:o:n:b:e:t:R:B:x:A:T" opt; do
     case $opt in
     O) OLD=$OPTARG ;;
     o) OPS=$OPTARG ;;
@@ -27,11 +30,12 @@ while getopts "O:o:n:b:e:t:R:B:x:A:" opt; do
     B) BUSY_ROUNDS=$OPTARG ;;
     x) EXTRA=$OPTARG ;;
     A) OFFSET=$OPTARG ;;
-    *) sed -n '3,14p' "$0" >&2; exit 2 ;;
+    T) obc_env=(OBC_HOST_ID=rank/1) mpi_net=(--mca btl "tcp,self") ;;
+    *) sed -n '3,16p' "$0" >&2; exit 2 ;;
     esac
 done
 if [ -z "$OLD" ] || [ -z "$OPS" ]; then
-    sed -n '3,14p' "$0" >&2
+    sed -n '3,16p' "$0" >&2
     exit 2
 fi
 OLD_LIB=$("$HERE/old_lib.sh" "$OLD") || exit 1
@@ -43,11 +47,11 @@ oversub=()
 sizes=(-b "$MINB" -e "$MAXB" -f 2 -t "$BUDGET" -A "$OFFSET")
 # obcrun's environment reaches the ranks; LD_LIBRARY_PATH beats obc-perf's RUNPATH
 # shellcheck disable=SC2086 # EXTRA is a list of options
-obc() { env "$@" "$BUILD/bin/obcrun" -n "$NP" "$BUILD/bin/obc-perf" -o "$op" "${sizes[@]}" $EXTRA --csv | cut -d, -f3,4 | tr '\n' ' '; }
+obc() { env "${obc_env[@]}" "$@" "$BUILD/bin/obcrun" -n "$NP" "$BUILD/bin/obc-perf" -o "$op" "${sizes[@]}" $EXTRA --csv | cut -d, -f3,4 | tr '\n' ' '; }
 ompi() {
     local bench=("$ANCH/mpi_coll_bench.openmpi" -o "$op")
     [ "$op" = broadcast ] && bench=("$ANCH/mpi_bcast_bench.openmpi")
-    mpirun.openmpi "${oversub[@]}" -n "$NP" "${bench[@]}" "${sizes[@]}" 2>/dev/null | grep -v '^#' | cut -d, -f3,4 | tr '\n' ' '
+    mpirun.openmpi "${oversub[@]}" "${mpi_net[@]}" -n "$NP" "${bench[@]}" "${sizes[@]}" 2>/dev/null | grep -v '^#' | cut -d, -f3,4 | tr '\n' ' '
 }
 round() {
     for op in $OPS; do
@@ -59,7 +63,7 @@ round() {
     done
 }
 runs() {
-    echo "# $(date -u +%FT%TZ) np=$NP old=$OLD new=$(git -C "$TOP" rev-parse --short HEAD) obc-perf options: ${EXTRA:-none} -A $OFFSET (size,usec ...)"
+    echo "# $(date -u +%FT%TZ) np=$NP old=$OLD new=$(git -C "$TOP" rev-parse --short HEAD) obc-perf options: ${EXTRA:-none} -A $OFFSET ${obc_env[*]} ${mpi_net[*]} (size,usec ...)"
     for ((r = 1; r <= ROUNDS; r++)); do round "idle r$r"; done
     if [ "$BUSY_ROUNDS" -gt 0 ]; then
         yes >/dev/null &
