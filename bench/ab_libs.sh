@@ -74,19 +74,4 @@ runs() {
 }
 lines=$(runs)
 echo "$lines"
-echo "$lines" | /usr/bin/python3 -c '
-import statistics, sys
-runs = {}
-for line in sys.stdin:
-    if line.startswith("#"):
-        continue
-    mode, _, op, impl, *cells = line.split()
-    for cell in cells:
-        size, usec = cell.split(",")
-        runs.setdefault((mode, op, int(size)), {}).setdefault(impl, []).append(float(usec))
-print("# medians: mode op bytes old new ompi (min-max)")
-for (mode, op, size), by in runs.items():
-    print(mode, op, size, "  ".join(
-        f"{impl} {statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f})"
-        for impl in ("old", "new", "ompi") if (v := by.get(impl))))
-'
+echo "$lines" | /usr/bin/python3 "$HERE/ab_medians.py"

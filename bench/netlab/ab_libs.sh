@@ -13,7 +13,7 @@
 #   CPUs with them). The Open MPI anchor follows obc-perf's -o: broadcast ->
 #   mpi_bcast_bench (in place), sendrecv -> mpi_pingpong, the rest -> mpi_coll_bench; it gets
 #   obc-perf's -b -e -f -t -c and -S options and nothing else.
-# Prints "rN NAME size,usec ..." per run, then the median of each size per name.
+# Prints "rN NAME size,usec ..." per run, then the median of each size per name (ab_medians.py).
 # Needs root (else exit 77).
 set -u
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
@@ -83,18 +83,4 @@ lines=$(
 nlj_lab_down
 [ ${#busy[@]} -eq 0 ] || kill "${busy[@]}"
 echo "$lines"
-echo "$lines" | /usr/bin/python3 -c '
-import statistics, sys
-runs = {}
-for line in sys.stdin:
-    if line.startswith("#"):
-        continue
-    _, name, *cells = line.split()
-    for cell in cells:
-        size, usec = cell.split(",")
-        runs.setdefault(int(size), {}).setdefault(name, []).append(float(usec))
-print("# medians (usec): bytes, then per name: median (min-max)")
-for size in sorted(runs):
-    print(size, "  ".join(f"{n} {statistics.median(v):.1f} ({min(v):.1f}-{max(v):.1f})"
-                          for n, v in runs[size].items()))
-'
+echo "$lines" | /usr/bin/python3 "$SRC/bench/ab_medians.py"
