@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-# Kept copy of the design's anchors/gloo_bcast_bench.py (../shared), unchanged but for these three lines,
-# so that bench/ runs from a fresh clone; keep its CSV format identical to obc-perf --csv.
+# Kept copy of the design's anchors/gloo_bcast_bench.py (../shared), unchanged but for these three lines
+# and the warmup rule (the median warmup iteration sizes the timed loop, as obc-perf's), so that
+# bench/ runs from a fresh clone; keep its CSV format identical to obc-perf --csv.
 """gloo_bcast_bench.py - torch.distributed (backend "gloo") broadcast anchor.
 
 Run with Debian's interpreter (/usr/bin/python3), which sees python3-torch and
@@ -136,10 +137,12 @@ def worker(rank, nranks, a):
 
     for n in size_list(a.min, a.max, a.factor):
         wrong = [0]
-        w0 = time.perf_counter()
+        warm = []  # the median warmup iteration sizes the timed loop, as obc-perf's
         for _ in range(a.warmup):
+            w0 = time.perf_counter()
             one_iter(n, wrong)
-        per_iter = (time.perf_counter() - w0) / a.warmup
+            warm.append(time.perf_counter() - w0)
+        per_iter = median(warm)
 
         it_t = torch.zeros(1, dtype=torch.int64)
         if rank == 0:

@@ -20,7 +20,7 @@ the reference start (the root's for reduce, gather and scatter, the earliest
 otherwise), and count
 wrong output elements (untimed). Printed: the median over timed iterations of the
 slowest rank's time, or with -S of the span. ITERS = clamp(BUDGET / wall time of
-one warmup iteration, MINIT, MAXIT), decided on rank 0.
+the median warmup iteration, MINIT, MAXIT), decided on rank 0.
 
 Sizes and busbw follow nccl-tests: bytes is the whole vector (allreduce, reduce)
 or the whole buffer of NP blocks (allgather: each rank sends bytes / NP; gather,
@@ -300,10 +300,12 @@ def worker(rank, nranks, a):
             continue
         prev = nbytes
         wrong = [0]
-        w0 = time.perf_counter()
+        warm = []  # the median warmup iteration sizes the timed loop, as obc-perf's
         for _ in range(a.warmup):
+            w0 = time.perf_counter()
             one_iter(count, wrong)
-        per_iter = (time.perf_counter() - w0) / a.warmup
+            warm.append(time.perf_counter() - w0)
+        per_iter = median(warm)
         it_t = torch.zeros(1, dtype=torch.int64)
         if rank == 0:
             it_t[0] = int(max(a.min_iters, min(a.max_iters,

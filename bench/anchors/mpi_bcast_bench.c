@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Kept copy of the design's anchors/mpi_bcast_bench.c (../shared), unchanged but for these
- * lines and clang-format, so that bench/ runs from a fresh clone; its output (CSV and
- * '#' lines) must stay identical, because obc-perf --csv rows are compared with it.
+ * lines, clang-format, -A (buffer offsets, as obc-perf's) and the warmup rule (the median
+ * warmup iteration sizes the timed loop, as obc-perf's), so that bench/ runs from a fresh
+ * clone; its output (CSV and '#' lines) must stay identical, because obc-perf --csv rows are
+ * compared with it.
  *
  * mpi_bcast_bench.c - MPI_Bcast anchor benchmark with data validation.
  *
@@ -33,8 +35,8 @@
  * all ranks and all (warmup + timed) iterations.
  *
  * The number of timed iterations is adaptive so large sizes stay cheap:
- *   iters = clamp(TIME_BUDGET / (wall time of one warmup iteration incl.
- *                 fill + validation), MIN_ITERS, MAX_ITERS)
+ *   iters = clamp(TIME_BUDGET / (wall time of the median warmup iteration
+ *                 incl. fill + validation), MIN_ITERS, MAX_ITERS)
  * decided on rank 0 and broadcast, so all ranks agree.
  *
  * Output (stdout, rank 0 only), one line per size:
@@ -67,6 +69,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* -w at most this: the warmup iterations' times live on the stack */
+#define WARMUP_MAX 1000
 
 struct opts {
     const char *impl;
@@ -183,9 +188,10 @@ static void parse_opts(int argc, char **argv, struct opts *o, int rank)
         } else
             usage_abort(rank);
     }
-    if (o->factor <= 1.0 || o->minb < 1 || o->maxb < o->minb || o->warmup < 1 || o->minit < 1 ||
-        o->maxit < o->minit || o->maxb > (size_t)INT32_MAX || o->offset < 0 || o->offset > 4095 ||
-        o->offset_step < 0 || o->offset_step > 4095)
+    if (o->factor <= 1.0 || o->minb < 1 || o->maxb < o->minb || o->warmup < 1 ||
+        o->warmup > WARMUP_MAX || o->minit < 1 || o->maxit < o->minit ||
+        o->maxb > (size_t)INT32_MAX || o->offset < 0 || o->offset > 4095 || o->offset_step < 0 ||
+        o->offset_step > 4095)
         usage_abort(rank);
 }
 
@@ -329,13 +335,15 @@ int main(int argc, char **argv)
             n = o.maxb;
         uint64_t wrong = 0;
 
-        /* warmup (also measures wall time per iteration incl. validation) */
-        double w0 = MPI_Wtime();
+        /* warmup (also measures wall time per iteration incl. validation; the
+         * median iteration sizes the timed loop, as obc-perf's does) */
+        double warm[WARMUP_MAX];
         for (int i = 0; i < o.warmup; i++) {
-            double a, b;
+            double a, b, w0 = MPI_Wtime();
             one_iter(buf, n, iter_seed++, &o, rank, &wrong, &a, &b);
+            warm[i] = MPI_Wtime() - w0;
         }
-        double per_iter = (MPI_Wtime() - w0) / o.warmup;
+        double per_iter = median(warm, o.warmup);
 
         int iters = 0;
         if (rank == 0) {

@@ -20,7 +20,7 @@
  * element against a locally computed exact result (untimed). Reported: the
  * median over timed iterations of the slowest rank's time, or with -S of the
  * span (latest end - reference start). ITERS = clamp(BUDGET / wall time of
- * one warmup iteration, MINIT, MAXIT), decided on rank 0.
+ * the median warmup iteration, MINIT, MAXIT), decided on rank 0.
  *
  * Sizes and busbw as nccl-tests (and obc-perf): bytes is the whole vector
  * (allreduce, reduce) or the whole buffer of nranks blocks (allgather,
@@ -62,6 +62,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* -w at most this: the warmup iterations' times live on the stack */
+#define WARMUP_MAX 1000
 
 enum coll {
     COLL_ALLREDUCE,
@@ -225,8 +228,9 @@ static void parse_opts(int argc, char **argv, struct opts *o, int rank, int nran
             i++;
         }
     }
-    if (o->factor <= 1.0 || o->minb < 1 || o->maxb < o->minb || o->warmup < 1 || o->minit < 1 ||
-        o->maxit < o->minit || o->maxb > (size_t)INT32_MAX || o->root < 0 || o->root >= nranks ||
+    if (o->factor <= 1.0 || o->minb < 1 || o->maxb < o->minb || o->warmup < 1 ||
+        o->warmup > WARMUP_MAX || o->minit < 1 || o->maxit < o->minit ||
+        o->maxb > (size_t)INT32_MAX || o->root < 0 || o->root >= nranks ||
         (o->inject && !o->check)) {
         usage_exit(rank);
     }
@@ -719,11 +723,13 @@ static void bench_size(const struct job *j, uint64_t *it, double *times, double 
     uint64_t wrong = 0;
     double t0 = 0;
     double t1 = 0;
-    double w0 = now_s();
+    double warm[WARMUP_MAX];
     for (int i = 0; i < o->warmup; i++) {
+        double w0 = now_s();
         one_iter(j, (*it)++, &wrong, &t0, &t1);
+        warm[i] = now_s() - w0;
     }
-    double per_iter = (now_s() - w0) / o->warmup;
+    double per_iter = median(warm, o->warmup); /* the median iteration, as obc-perf's */
     int iters = o->maxit;
     if (j->rank == 0 && per_iter > 0 && o->budget / per_iter < o->maxit) {
         iters = (int)(o->budget / per_iter);

@@ -20,8 +20,8 @@
  * (the last rank, which sends back what it received), the max over ranks
  * goes to rank 0, and both received buffers and rank 0's send buffer are
  * checked byte by byte (untimed). Reported: the median over timed
- * iterations. ITERS = clamp(BUDGET / wall time of one warmup iteration,
- * MINIT, MAXIT), decided on rank 0.
+ * iterations. ITERS = clamp(BUDGET / wall time of the median warmup
+ * iteration, MINIT, MAXIT), decided on rank 0.
  *
  * Options: -i IMPL (label, default "mpi"), -b MIN, -e MAX (K/M/G suffixes,
  * default 8 and 64M), -f FACTOR (2), -w WARMUP (3), -n MAXIT (1000), -m
@@ -36,6 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* -w at most this: the warmup iterations' times live on the stack */
+#define WARMUP_MAX 1000
 
 struct opts {
     const char *impl;
@@ -102,6 +105,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sorts v in place. */
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){"mpi", 8, (size_t)64 << 20, 2.0, 0.5, 3, 1000, 10, 1, 0};
@@ -139,8 +149,9 @@ static void parse(int argc, char **argv, struct opts *o)
             exit(2);
         }
     }
-    if (o->min_bytes < 1 || o->max_bytes < o->min_bytes || o->factor <= 1.0) {
-        fprintf(stderr, "mpi_pingpong: need 1 <= -b <= -e and -f > 1\n");
+    if (o->min_bytes < 1 || o->max_bytes < o->min_bytes || o->factor <= 1.0 || o->warmup < 0 ||
+        o->warmup > WARMUP_MAX) {
+        fprintf(stderr, "mpi_pingpong: need 1 <= -b <= -e, -f > 1 and 0 <= -w <= %d\n", WARMUP_MAX);
         exit(2);
     }
 }
@@ -212,11 +223,14 @@ int main(int argc, char **argv)
     for (double size = (double)o.min_bytes;; size *= o.factor) {
         size_t n = size < (double)o.max_bytes ? (size_t)size : o.max_bytes;
         uint64_t bad = 0;
-        double w0 = now_s();
+        double warm[WARMUP_MAX];
         for (int i = 0; i < o.warmup; i++) {
+            double w0 = now_s();
             one(&o, rank, last, sbuf, rbuf, n, iter++, &bad);
+            warm[i] = now_s() - w0;
         }
-        double per = o.warmup > 0 ? (now_s() - w0) / o.warmup : 1e-3;
+        /* the median iteration, as obc-perf's */
+        double per = o.warmup > 0 ? median_of(warm, o.warmup) : 1e-3;
         int iters = per > 0 ? (int)(o.budget_s / per) : o.max_iters;
         iters = iters < o.min_iters ? o.min_iters : (iters > o.max_iters ? o.max_iters : iters);
         MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -40,7 +40,7 @@ double perf_median(double *values, int n)
     return 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-/* Rank 0 turns the wall time of one warmup iteration into the timed
+/* Rank 0 turns the wall time of the median warmup iteration into the timed
  * iteration count; all ranks must run the same number, so it is broadcast. */
 int perf_agree_iters(struct perf_ctx *ctx, double warmup_s)
 {
