@@ -52,11 +52,6 @@ int obc__shm_unlink(const char *name);
  * returns how many. */
 int obc__shm_sweep_dead(const char *prefix);
 void obc__shm_detach(void *addr, size_t nbytes);
-/* Fill this process's page tables for [addr, addr + nbytes) of a shared
- * mapping now, allocating the pages if nobody has (addr page aligned), so
- * that the first writes and reads there take no page fault. Best effort:
- * kernels before 5.14 cannot, and then the faults come later as before. */
-void obc__shm_prefault(void *addr, size_t nbytes);
 /* Bytes still free for POSIX shm segments (the tmpfs at /dev/shm), or
  * -errno. A segment is sparse: what its pages need beyond this space ends
  * in SIGBUS on the first write, not in an error. */

@@ -64,16 +64,6 @@ int obc__shm_create(const char *name, size_t nbytes, void **addr)
     return rc;
 }
 
-void obc__shm_prefault(void *addr, size_t nbytes)
-{
-#ifdef MADV_POPULATE_WRITE
-    (void)madvise(addr, nbytes, MADV_POPULATE_WRITE); /* EINVAL before Linux 5.14 */
-#else
-    (void)addr;
-    (void)nbytes;
-#endif
-}
-
 int obc__shm_attach(const char *name, size_t nbytes, void **addr)
 {
     struct stat st;

@@ -15,10 +15,7 @@
  *   channel payload [nranks * nranks * chan_nslots * chan_slot_bytes]
  *
  * Pages are touched only when used: channels between ranks that never talk
- * cost address space, not memory. The one exception is the eager ring's
- * payload, which every rank maps when it creates or attaches the segment
- * (shm_seg.c): small broadcasts go through its slots in turn, and each of
- * the first ones would otherwise take a page fault on every rank.
+ * cost address space, not memory.
  *
  * Every word that someone may sleep on is a struct shm_flag: the value and
  * a count of sleepers beside it, so a writer calls futex_wake only when

@@ -5,18 +5,13 @@
  * is readable only once published, reusable only once every reader
  * released it (also across many wraps of the ring, and with the writer's
  * look-ahead over half a ring; small payloads in the header line), counters and
- * mailboxes, an abort that every local rank's health check sees, and the
- * eager ring's pages mapped in both handles before anyone touched them.
+ * mailboxes, and an abort that every local rank's health check sees.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -153,90 +148,13 @@ static void abort_ends_health(void **state)
     assert_int_equal(obc__verdict_rank(obc__arena_verdict(reader)), 0);
 }
 
-/* Is the page holding addr mapped in this process's page tables now?
- * (/proc/self/pagemap: bit 63 of the page's entry, readable unprivileged.) */
-static bool page_present(const void *addr)
-{
-    uint64_t entry = 0;
-    size_t page = obc__page_bytes();
-    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    assert_true(fd >= 0);
-    off_t at = (off_t)((uintptr_t)addr / page * sizeof(entry));
-    assert_int_equal(pread(fd, &entry, sizeof(entry), at), (ssize_t)sizeof(entry));
-    close(fd);
-    return (entry >> 63) & 1;
-}
-
-/* Can this kernel fill page tables ahead (Linux 5.14)? */
-static bool kernel_prefaults(void)
-{
-#ifdef MADV_POPULATE_WRITE
-    size_t page = obc__page_bytes();
-    void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    assert_true(p != MAP_FAILED);
-    bool ok = madvise(p, page, MADV_POPULATE_WRITE) == 0 || errno != EINVAL;
-    munmap(p, page);
-    return ok;
-#else
-    return false;
-#endif
-}
-
-/* The eager ring carries every small broadcast, each in the next slot: its
- * pages are mapped when a rank creates or attaches the segment, so that
- * the first broadcasts take no page fault (shm_seg.c). Checked on fresh
- * handles, before either writes or reads a payload byte. */
-static void eager_pages_mapped_at_start(void **state)
-{
-    enum { SLOTS = 8, SLOT = 3 * 4096 };
-    struct obc__arena_geometry geo = {{SLOTS, 2, 2}, {SLOT, 4096, 4096}, 8192, 4, 512};
-    struct obc__wait_policy policy = {1000, 1000};
-    struct obc__arena_peer peers[2] = {{getpid(), 0}, {getpid(), 1}};
-    struct obc__arena *w_arena, *r_arena;
-    struct obc__wait w = {.peer = -1};
-    char fresh[64];
-    (void)state;
-    if (!kernel_prefaults()) {
-        skip();
-    }
-    snprintf(fresh, sizeof(fresh), "/obc-unit-pf-%d", (int)getpid());
-    assert_int_equal(obc__arena_create(fresh, 0, 2, &geo, peers, &policy, &err, &w_arena),
-                     OBC_SUCCESS);
-    assert_int_equal(obc__arena_attach(fresh, 1, 2, peers, &policy, &err, &r_arena), OBC_SUCCESS);
-    obc__arena_unlink(fresh);
-    uint64_t pos = obc__arena_ring_reserve(w_arena, OBC_RING_EAGER, SLOTS);
-    assert_true(obc__arena_ring_reserve(r_arena, OBC_RING_EAGER, SLOTS) == pos);
-    for (uint64_t i = 0; i < SLOTS; i++) {
-        const unsigned char *mine =
-            obc__arena_slot_acquire(w_arena, OBC_RING_EAGER, pos + i, SLOT, &w);
-        assert_non_null(mine);
-        for (size_t at = 0; at < SLOT; at += 4096) {
-            assert_true(page_present(mine + at));
-        }
-        assert_true(obc__arena_slot_publish(w_arena, OBC_RING_EAGER, pos + i, SLOT, i));
-    }
-    for (uint64_t i = 0; i < SLOTS; i++) {
-        size_t n = 0;
-        uint64_t stamp = 0;
-        const unsigned char *got =
-            obc__arena_slot_peek(r_arena, OBC_RING_EAGER, pos + i, &n, &stamp, &w);
-        assert_non_null(got);
-        assert_int_equal(n, SLOT);
-        for (size_t at = 0; at < SLOT; at += 4096) {
-            assert_true(page_present(got + at));
-        }
-        obc__arena_slot_release(r_arena, OBC_RING_EAGER, pos + i);
-    }
-    obc__arena_destroy(r_arena);
-    obc__arena_destroy(w_arena);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(slots_gate_both_ways),        cmocka_unit_test(second_root_is_told),
-        cmocka_unit_test(counters_and_mailboxes),      cmocka_unit_test(abort_ends_health),
-        cmocka_unit_test(eager_pages_mapped_at_start),
+        cmocka_unit_test(slots_gate_both_ways),
+        cmocka_unit_test(second_root_is_told),
+        cmocka_unit_test(counters_and_mailboxes),
+        cmocka_unit_test(abort_ends_health),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -99,14 +99,6 @@ static obc_result_t wire_up(struct obc__arena *a, const struct obc__arena_peer *
     a->boards = base + a->hdr->board_off;
     a->chan_slots = (struct shm_slot *)(base + a->hdr->chan_hdr_off);
     a->chan_payload = base + a->hdr->chan_payload_off;
-    /* The eager ring carries every small broadcast, one slot each in turn:
-     * its pages are mapped here, not by a fault in each of the first
-     * nslots broadcasts (the writer's and every reader's: a 4 KiB broadcast
-     * at 2 ranks took 7-8 us in each of its first 60 calls and 0.7-1.1
-     * after, bench/results/2026-12-07-first-calls). The other regions stay
-     * touched on first use: most of them serve few ranks or large messages. */
-    obc__shm_prefault(a->payload[OBC_RING_EAGER],
-                      (size_t)a->hdr->nslots[OBC_RING_EAGER] * a->hdr->slot_bytes[OBC_RING_EAGER]);
     a->chan_send_pos = calloc((size_t)a->nranks, sizeof(uint64_t));
     a->chan_recv_pos = calloc((size_t)a->nranks, sizeof(uint64_t));
     a->peers = malloc(sizeof(*a->peers) * (size_t)a->nranks);
