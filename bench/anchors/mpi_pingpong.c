@@ -238,9 +238,7 @@ int main(int argc, char **argv)
             times[i] = one(&o, rank, last, sbuf, rbuf, n, iter++, &bad);
         }
         if (rank == 0) {
-            qsort(times, (size_t)iters, sizeof(double), cmp_double);
-            double med =
-                iters % 2 ? times[iters / 2] : 0.5 * (times[iters / 2 - 1] + times[iters / 2]);
+            double med = median_of(times, iters);
             double algbw = (double)n / med / 1e9;
             printf("%s,%d,%zu,%.3f,%.4f,%.4f,%llu\n", o.impl, nranks, n, med * 1e6, algbw,
                    2.0 * algbw, (unsigned long long)bad);
