@@ -231,11 +231,11 @@ extern const struct obc__algo obc__bcast_self, obc__bcast_eager, obc__bcast_aren
     obc__bcast_chain, obc__bcast_tree, obc__bcast_hier;
 extern const struct obc__algo obc__barrier_self, obc__barrier_counter, obc__barrier_dissem;
 extern const struct obc__algo obc__allreduce_self, obc__allreduce_shm, obc__allreduce_ring,
-    obc__allreduce_recdbl, obc__allreduce_hier;
-extern const struct obc__algo obc__reduce_self, obc__reduce_shm, obc__reduce_ring;
+    obc__allreduce_recdbl, obc__allreduce_hier, obc__allreduce_cma;
+extern const struct obc__algo obc__reduce_self, obc__reduce_shm, obc__reduce_ring, obc__reduce_cma;
 extern const struct obc__algo obc__allgather_self, obc__allgather_shm, obc__allgather_ring;
 extern const struct obc__algo obc__reduce_scatter_self, obc__reduce_scatter_shm,
-    obc__reduce_scatter_ring;
+    obc__reduce_scatter_ring, obc__reduce_scatter_cma;
 extern const struct obc__algo obc__gather_self, obc__gather_direct, obc__scatter_self,
     obc__scatter_direct, obc__gather_cma, obc__scatter_cma, obc__alltoall_self,
     obc__alltoall_pairwise, obc__alltoall_cma, obc__alltoallv_self, obc__alltoallv_pairwise,

@@ -29,6 +29,7 @@ static const struct obc__algo *const registry[] = {
     &obc__alltoall_self,       &obc__alltoall_pairwise,   &obc__alltoall_cma,
     &obc__alltoallv_self,      &obc__alltoallv_pairwise,  &obc__alltoallv_posted,
     &obc__allgatherv_self,     &obc__allgatherv_pairwise, &obc__allgatherv_posted,
+    &obc__allreduce_cma,       &obc__reduce_cma,          &obc__reduce_scatter_cma,
 };
 
 static const char *const coll_names[OBC_COLL_COUNT] = {
@@ -179,6 +180,18 @@ static size_t or_default(size_t value, size_t def)
  * ahead at 4 and 8 ranks on 2 cores). */
 #define GATHER_CMA_MIN_BYTES (8u << 10)
 #define GATHER_CMA_MIN_BYTES_CROWDED (16u << 10)
+/* allreduces go single-copy, their pieces shared by whoever runs
+ * (reduce_cma.c), from 1 MiB when ranks outnumber CPUs. The ring hands
+ * every chunk from rank to rank, and beside a busy process each hand-off
+ * may wait for a time slice: 4 and 8 ranks on the 2 CPUs and one spinning
+ * process, 2-16 MiB, max over ranks, ms, single-copy / ring / Open MPI:
+ * 4 ranks 8 MiB 18.1 / 32.0 / 19.8, 8 ranks 16 MiB 46.8 / 87.6 / 58.4;
+ * single-copy was ahead of Open MPI at every size (0.61-0.91x its time),
+ * the ring up to 1.61x behind. Idle, the ring's user-space copies lead
+ * from 16 MiB (8 ranks, 256 MiB: 292 against 424 ms; Open MPI 1234) and
+ * the three are level at 1-4 MiB
+ * (bench/results/2026-12-07-crowded-allreduce-cma). */
+#define ALLREDUCE_CMA_MIN_BYTES_CROWDED (1u << 20)
 
 obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct obc__config *cfg,
                                    int ncpus, struct obc__err *err)
@@ -294,7 +307,9 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
  *    8 ranks 23 us (shm) against 30 (recdbl) and 61 (ring) at 8 B; the
  *    allgather at 8 ranks at every size. Recursive doubling still wins the
  *    small allreduce at 2 ranks per core (4 ranks: 8.0 us against 11.3).
- *    "Below 1 MiB" is OBC_SHM_BELOW_BYTES.
+ *    "Below 1 MiB" is OBC_SHM_BELOW_BYTES. From 1 MiB the allreduce there
+ *    is single-copy, pieces shared by whoever runs: it needs no rank to
+ *    wait for another chunk by chunk (ALLREDUCE_CMA_MIN_BYTES_CROWDED).
  */
 static const struct obc__algo *within_host(const struct obc__algo_ctx *ctx,
                                            const struct obc__algo_tuning *tuning,
@@ -319,6 +334,13 @@ static const struct obc__algo *within_host(const struct obc__algo_ctx *ctx,
             SAY(why, why_bytes, "one host, %zu bytes, %d ranks on %d cpus", total, ctx->nranks,
                 cpus);
             return &obc__allreduce_shm;
+        }
+        if (crowded && total >= ALLREDUCE_CMA_MIN_BYTES_CROWDED &&
+            obc__allreduce_cma.supports(ctx, args)) {
+            SAY(why, why_bytes,
+                "one host, %zu bytes >= %u, %d ranks on %d cpus: pieces shared by whoever runs",
+                total, ALLREDUCE_CMA_MIN_BYTES_CROWDED, ctx->nranks, cpus);
+            return &obc__allreduce_cma;
         }
         SAY(why, why_bytes, "one host, %zu bytes", total);
         return &obc__allreduce_ring;

@@ -245,6 +245,34 @@ static void alltoallv_posted(void **state)
     pick_segs = NULL;
 }
 
+/* On a crowded host an allreduce from 1 MiB goes single-copy, its pieces
+ * shared by whoever runs; not with a CPU per rank, not above the algorithm's
+ * 8 ranks, not for a fused group, not without permission, not across
+ * machines. */
+static void crowded_allreduce_single_copy(void **state)
+{
+    struct obc__algo_tuning t = tuning_for(2);
+    (void)state;
+    cma_permitted = true;
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, (1u << 20) - 4, 1, &t),
+                     &obc__allreduce_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, 1u << 20, 1, &t), &obc__allreduce_cma);
+    assert_non_null(strstr(last_why, "whoever runs"));
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 3, 1, 1u << 20, 1, &t), &obc__allreduce_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 256u << 20, 1, &t), &obc__allreduce_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 512u << 10, 1, &t), &obc__allreduce_shm);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 2, 1, 64u << 20, 1, &t), &obc__allreduce_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 9, 1, 64u << 20, 1, &t), &obc__allreduce_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, 64u << 20, 2, &t), &obc__allreduce_ring);
+    assert_ptr_equal(pick_coll(OBC_COLL_REDUCE, 4, 1, 64u << 20, 1, &t), &obc__reduce_ring);
+    assert_ptr_equal(pick_on(OBC_COLL_ALLREDUCE, 8, 2, 2, 64u << 20, 1, &t), &obc__allreduce_hier);
+    struct obc__algo_tuning wide = tuning_for(8); /* 4 ranks on 8 CPUs: not crowded */
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, 64u << 20, 1, &wide),
+                     &obc__allreduce_ring);
+    cma_permitted = false;
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, 64u << 20, 1, &t), &obc__allreduce_ring);
+}
+
 /* gather and scatter go single-copy from 8 KiB blocks while every rank has
  * a CPU, from 16 KiB when ranks outnumber CPUs. */
 static void rooted_single_copy(void **state)
@@ -459,13 +487,21 @@ static void stamps_differ(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parse_forced),         cmocka_unit_test(thresholds),
-        cmocka_unit_test(reductions),           cmocka_unit_test(across_machines),
-        cmocka_unit_test(tuning_from_config),   cmocka_unit_test(shm_below_is_tunable),
-        cmocka_unit_test(relay_plans),          cmocka_unit_test(plan_flags),
-        cmocka_unit_test(stamps_differ),        cmocka_unit_test(single_copy),
-        cmocka_unit_test(alltoall_single_copy), cmocka_unit_test(alltoallv_posted),
-        cmocka_unit_test(rooted_single_copy),   cmocka_unit_test(deep_ring),
+        cmocka_unit_test(parse_forced),
+        cmocka_unit_test(thresholds),
+        cmocka_unit_test(reductions),
+        cmocka_unit_test(across_machines),
+        cmocka_unit_test(tuning_from_config),
+        cmocka_unit_test(shm_below_is_tunable),
+        cmocka_unit_test(relay_plans),
+        cmocka_unit_test(plan_flags),
+        cmocka_unit_test(stamps_differ),
+        cmocka_unit_test(single_copy),
+        cmocka_unit_test(alltoall_single_copy),
+        cmocka_unit_test(alltoallv_posted),
+        cmocka_unit_test(rooted_single_copy),
+        cmocka_unit_test(crowded_allreduce_single_copy),
+        cmocka_unit_test(deep_ring),
     };
     obc__err_init(&err);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,8 @@
 /* obct: name=shm env=OBC_ALGO=allreduce=shm nranks=2,3,4 label=variant */
 /* obct: name=ring env=OBC_ALGO=allreduce=ring nranks=2,3,4 label=variant asan=3 */
 /* obct: name=recdbl env=OBC_ALGO=allreduce=recdbl nranks=2,3,4 label=variant asan=4 */
+/* obct: name=cma env=OBC_ALGO=allreduce=cma nranks=2,3,4 label=variant asan=3 */
+/* obct: name=cma_quick env=OBC_ALGO=allreduce=cma env=OBCT_QUICK=1 nranks=5,8 label=variant */
 /* obct: name=recdbl_quick env=OBC_ALGO=allreduce=recdbl env=OBCT_QUICK=1 nranks=5,8 label=variant */
 /* obct: name=hier env=OBC_ALGO=allreduce=hier nranks=2,3,4 label=variant */
 /* obct: name=hier_split2 env=OBC_ALGO=allreduce=hier env=OBC_HOST_SPLIT=2 nranks=2,3,4 label=variant asan=4 */

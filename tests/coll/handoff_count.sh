@@ -11,7 +11,10 @@
 # So must the default choice's from 1 MiB when the buffers come from
 # obc_mem_alloc (obc-perf -M 1: the readers copy straight out of the root's
 # block, bcast_mapped.c); the default's counts with ordinary buffers are
-# printed beside them.
+# printed beside them. The single-copy allreduce (cma: pieces claimed by
+# whoever runs, reduce_cma.c; the default from 1 MiB when ranks outnumber
+# CPUs) has the same bound at 2 and 4 ranks, from 1 MiB to 64 MiB: a wait
+# for each peer's post and one for the count at the end.
 # Usage: tests/coll/handoff_count.sh build/bin/obcrun build/bin/obc-perf
 set -u
 OBCRUN=${1:?usage: $0 path/to/obcrun path/to/obc-perf}
@@ -22,16 +25,16 @@ trap 'rm -f "$LOG"' EXIT
 nfail=0
 
 # most_waits NP SIZE SHARED [VAR=VALUE ...]: the most waits any rank logged
-# for one broadcast of SIZE bytes (empty when nothing was logged); SHARED is
-# obc-perf's -M (buffers from obc_mem_alloc).
+# for one broadcast (COLL=allreduce: allreduce) of SIZE bytes (empty when
+# nothing was logged); SHARED is obc-perf's -M (buffers from obc_mem_alloc).
 most_waits() {
-    np=$1 size=$2 shared=$3
+    np=$1 size=$2 shared=$3 coll=${COLL:-broadcast}
     shift 3
     # shellcheck disable=SC2068 # the variables are words on purpose
     env OBC_DEBUG=TRACE "$@" "$OBCRUN" -n "$np" --timeout $((120 * MULT)) \
-        "$PERF" -b "$size" -e "$size" -M "$shared" -w 1 -m 3 -n 3 -t 0.01 -c 0 \
+        "$PERF" -o "$coll" -b "$size" -e "$size" -M "$shared" -w 1 -m 3 -n 3 -t 0.01 -c 0 \
         >/dev/null 2>"$LOG" || return 1
-    grep "broadcast #[0-9]*: $size bytes, algorithm .*: [0-9]* waits" "$LOG" |
+    grep "$coll #[0-9]*: $size bytes, algorithm .*: [0-9]* waits" "$LOG" |
         sed 's/.*: \([0-9]*\) waits.*/\1/' | sort -n | tail -1
 }
 
@@ -55,6 +58,21 @@ for np in 2 4; do
         fi
         if [ -z "$def" ]; then
             echo "FAIL: np $np, $size bytes: the default choice logged no hand-off count"
+            nfail=$((nfail + 1))
+        fi
+    done
+done
+for np in 2 4; do
+    bound=$((np + 2))
+    for size in 1048576 16777216 67108864; do
+        cma=$(COLL=allreduce most_waits "$np" "$size" 0 OBC_ALGO=allreduce=cma) || cma=""
+        def=$(COLL=allreduce most_waits "$np" "$size" 0) || def=""
+        echo "np $np, $size bytes allreduce: cma at most ${cma:-?} waits per rank," \
+            "default choice ${def:-?}"
+        if [ -z "$cma" ] || [ "$cma" -gt "$bound" ]; then
+            echo "FAIL: np $np, $size bytes allreduce: cma waited ${cma:-(no TRACE line)}" \
+                "times (bound $bound)"
+            sed 's/^/    /' "$LOG" | tail -20
             nfail=$((nfail + 1))
         fi
     done

@@ -23,6 +23,8 @@
 /* obct: name=shm_quick env=OBC_ALGO=reduce=shm env=OBCT_QUICK=1 nranks=5,8 label=variant */
 /* obct: name=ring env=OBC_ALGO=reduce=ring nranks=2,3,4 label=variant asan=3 */
 /* obct: name=ring_quick env=OBC_ALGO=reduce=ring env=OBCT_QUICK=1 nranks=5,8 label=variant */
+/* obct: name=cma env=OBC_ALGO=reduce=cma nranks=2,3,4 label=variant asan=3 */
+/* obct: name=cma_quick env=OBC_ALGO=reduce=cma env=OBCT_QUICK=1 nranks=5,8 label=variant */
 /* obct: name=split2 env=OBC_HOST_SPLIT=2 nranks=4 label=variant */
 /* obct: name=split2_quick env=OBC_HOST_SPLIT=2 env=OBCT_QUICK=1 nranks=5 label=variant */
 /* obct: name=chunk5003 env=OBC_CHUNK_BYTES=5003 nranks=3 label=variant */

@@ -3,7 +3,9 @@
  * killed_rank_allreduce.c - a rank SIGKILLed in the middle of an allreduce:
  * 4 ranks (forked by spawn_ranks.c) loop 32 MiB float32 allreduces; the
  * parent kills rank 2, then in further jobs rank 0, rank 1 under the forced
- * ring algorithm, rank 3 under the hierarchical one with two "hosts"
+ * ring algorithm, rank 2 under the single-copy one (whose survivors may be
+ * reading the dead rank's buffers; the default on a host with fewer CPUs
+ * than ranks), rank 3 under the hierarchical one with two "hosts"
  * (OBC_HOST_SPLIT=2), and the last rank during a run of small allreduces.
  * Every survivor must return OBC_ERR_PEER_LOST or OBC_ERR_ABORTED within 10 s
  * of the kill (measured times printed), a PEER_LOST message must name the
@@ -111,6 +113,7 @@ int main(void)
         {"rank 2, large", 2, (size_t)8 << 20, NULL, NULL},
         {"rank 0, large", 0, (size_t)8 << 20, NULL, NULL},
         {"rank 1, large, ring", 1, (size_t)8 << 20, "allreduce=ring", NULL},
+        {"rank 2, large, cma", 2, (size_t)8 << 20, "allreduce=cma", NULL},
         {"rank 3, large, hier on 2 hosts", 3, (size_t)8 << 20, "allreduce=hier", "2"},
         {"last rank, small", 3, 2, NULL, NULL},
     };
