@@ -14,6 +14,7 @@
 /* obct: name=f16_ring env=OBCT_RSS_F16=1 env=OBC_ALGO=allreduce=ring nranks=4 timeout=600 lock=large_memory */
 /* obct: name=f16_hier env=OBCT_RSS_F16=1 env=OBC_ALGO=allreduce=hier env=OBC_HOST_SPLIT=2 nranks=4 timeout=600 lock=large_memory */
 /* obct: name=f16_recdbl env=OBCT_RSS_F16=1 env=OBC_ALGO=allreduce=recdbl nranks=4 timeout=600 lock=large_memory */
+/* obct: name=f16_cma env=OBCT_RSS_F16=1 env=OBC_ALGO=allreduce=cma nranks=4 timeout=600 lock=large_memory */
 /* clang-format on */
 #include <stdbool.h>
 #include <stdint.h>
