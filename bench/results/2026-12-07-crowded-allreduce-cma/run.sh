@@ -5,8 +5,9 @@
 #   VARIANT: words for env(1) before obcrun, e.g. OBC_ALGO=allreduce=ring, or
 #   "LD_LIBRARY_PATH=/tmp/lib OBC_ALGO=allreduce=cma" (one quoted argument per variant);
 #   default: the library's choice and the ring.
-#   BUSY=1 starts one CPU-spinning process beside every run; NPS (default "4 8"), MIN (1M),
-#   MAX (256M) and EXTRA (more options for both programs, e.g. "-f 4") shape the sweep.
+#   COLL names the collective for both programs (default allreduce); BUSY=1 starts one
+#   CPU-spinning process beside every run; NPS (default "4 8"), MIN (1M), MAX (256M) and
+#   EXTRA (more options for both programs, e.g. "-f 4") shape the sweep.
 # Writes OUTDIR/openmpi.csv and OUTDIR/obc-<variant>.csv: round,impl,nranks,bytes,usec,... (max
 # over ranks); python3 compare.py OUTDIR prints the medians over rounds.
 set -u
@@ -27,12 +28,12 @@ fi
 for r in $(seq 1 "$ROUNDS"); do
     for np in ${NPS:-4 8}; do
         # shellcheck disable=SC2086 # EXTRA is a list of options
-        mpirun.openmpi -n "$np" --oversubscribe --bind-to none "$MPI_BENCH" -o allreduce \
+        mpirun.openmpi -n "$np" --oversubscribe --bind-to none "$MPI_BENCH" -o "${COLL:-allreduce}" \
             -b "${MIN:-1M}" -e "${MAX:-256M}" -t 0.2 ${EXTRA:-} 2>&1 | grep -v '^#' |
             sed "s/^/r$r,/" >>"$OUT/openmpi.csv"
         for v in "$@"; do
             # shellcheck disable=SC2086 # a variant is a list of assignments
-            env $v "$BIN/obcrun" -n "$np" "$BIN/obc-perf" -o allreduce -b "${MIN:-1M}" \
+            env $v "$BIN/obcrun" -n "$np" "$BIN/obc-perf" -o "${COLL:-allreduce}" -b "${MIN:-1M}" \
                 -e "${MAX:-256M}" -t 0.2 --csv ${EXTRA:-} 2>&1 |
                 sed "s/^/r$r,/" >>"$OUT/obc-$(echo "$v" | tr '=,/ ' '____').csv"
         done
