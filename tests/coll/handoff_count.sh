@@ -75,6 +75,10 @@ for np in 2 4; do
             sed 's/^/    /' "$LOG" | tail -20
             nfail=$((nfail + 1))
         fi
+        if [ -z "$def" ]; then
+            echo "FAIL: np $np, $size bytes allreduce: the default choice logged no hand-off count"
+            nfail=$((nfail + 1))
+        fi
     done
 done
 echo "handoff_count: $nfail failure(s)"
