@@ -181,17 +181,25 @@ static size_t or_default(size_t value, size_t def)
 #define GATHER_CMA_MIN_BYTES (8u << 10)
 #define GATHER_CMA_MIN_BYTES_CROWDED (16u << 10)
 /* allreduces go single-copy, their pieces shared by whoever runs
- * (reduce_cma.c), from 1 MiB when ranks outnumber CPUs. The ring hands
- * every chunk from rank to rank, and beside a busy process each hand-off
- * may wait for a time slice: 4 and 8 ranks on the 2 CPUs and one spinning
- * process, 2-16 MiB, max over ranks, ms, single-copy / ring / Open MPI:
- * 4 ranks 8 MiB 18.1 / 32.0 / 19.8, 8 ranks 16 MiB 46.8 / 87.6 / 58.4;
- * single-copy was ahead of Open MPI at every size (0.61-0.91x its time),
- * the ring up to 1.61x behind. Idle, the ring's user-space copies lead
- * from 16 MiB (8 ranks, 256 MiB: 292 against 424 ms; Open MPI 1234) and
- * the three are level at 1-4 MiB
- * (bench/results/2026-12-07-crowded-allreduce-cma). */
-#define ALLREDUCE_CMA_MIN_BYTES_CROWDED (1u << 20)
+ * (reduce_cma.c), from 4 MiB when ranks outnumber CPUs. The ring hands
+ * every chunk from rank to rank, and when ranks run out of step (work
+ * between calls, a busy process beside them) each hand-off may wait for a
+ * time slice: obc-perf (which touches the data between calls), 4 and 8
+ * ranks on the 2 CPUs and one spinning process, max over ranks, ms,
+ * single-copy / ring / Open MPI: 4 ranks 8 MiB 18.1 / 32.0 / 19.8, 8 ranks
+ * 16 MiB 46.8 / 87.6 / 58.4; single-copy ahead of Open MPI at every size
+ * from 2 MiB (0.61-0.91x its time), the ring up to 1.61x behind
+ * (bench/results/2026-12-07-crowded-allreduce-cma). Below 4 MiB the
+ * kernel's copies cost more than the hand-offs save when the ranks wait
+ * in step: osu_allreduce through the MPI layer (back to back, data not
+ * touched), medians of three rounds, single-copy / ring / Open MPI, us:
+ * idle 4 ranks 1 MiB 679 / 257 / 659, 2 MiB 1471 / 835 / 1414, 4 MiB
+ * 3372 / 1710 / 3858; 8 ranks 1 MiB 1703 / 885 / 1429; beside a busy
+ * process the ring led too, and single-copy stayed ahead of Open MPI
+ * (bench/results/2026-12-07-osu-crowded-allreduce). So from 4 MiB, where
+ * single-copy is ahead of Open MPI in both. Idle in obc-perf the three are
+ * level at 1-4 MiB and the ring's user-space copies lead from 16 MiB. */
+#define ALLREDUCE_CMA_MIN_BYTES_CROWDED (4u << 20)
 
 obc_result_t obc__algo_tuning_init(struct obc__algo_tuning *tuning, const struct obc__config *cfg,
                                    int ncpus, struct obc__err *err)
@@ -307,7 +315,7 @@ static const struct obc__algo *broadcast_choice(const struct obc__algo_ctx *ctx,
  *    8 ranks 23 us (shm) against 30 (recdbl) and 61 (ring) at 8 B; the
  *    allgather at 8 ranks at every size. Recursive doubling still wins the
  *    small allreduce at 2 ranks per core (4 ranks: 8.0 us against 11.3).
- *    "Below 1 MiB" is OBC_SHM_BELOW_BYTES. From 1 MiB the allreduce there
+ *    "Below 1 MiB" is OBC_SHM_BELOW_BYTES. From 4 MiB the allreduce there
  *    is single-copy, pieces shared by whoever runs: it needs no rank to
  *    wait for another chunk by chunk (ALLREDUCE_CMA_MIN_BYTES_CROWDED).
  */

@@ -245,7 +245,7 @@ static void alltoallv_posted(void **state)
     pick_segs = NULL;
 }
 
-/* On a crowded host an allreduce from 1 MiB goes single-copy, its pieces
+/* On a crowded host an allreduce from 4 MiB goes single-copy, its pieces
  * shared by whoever runs; not with a CPU per rank, not above the algorithm's
  * 8 ranks, not for a fused group, not without permission, not across
  * machines. */
@@ -254,11 +254,12 @@ static void crowded_allreduce_single_copy(void **state)
     struct obc__algo_tuning t = tuning_for(2);
     (void)state;
     cma_permitted = true;
-    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, (1u << 20) - 4, 1, &t),
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, (4u << 20) - 4, 1, &t),
                      &obc__allreduce_ring);
-    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, 1u << 20, 1, &t), &obc__allreduce_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 4, 1, 4u << 20, 1, &t), &obc__allreduce_cma);
     assert_non_null(strstr(last_why, "whoever runs"));
-    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 3, 1, 1u << 20, 1, &t), &obc__allreduce_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 3, 1, 4u << 20, 1, &t), &obc__allreduce_cma);
+    assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 2u << 20, 1, &t), &obc__allreduce_ring);
     assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 256u << 20, 1, &t), &obc__allreduce_cma);
     assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 8, 1, 512u << 10, 1, &t), &obc__allreduce_shm);
     assert_ptr_equal(pick_coll(OBC_COLL_ALLREDUCE, 2, 1, 64u << 20, 1, &t), &obc__allreduce_ring);

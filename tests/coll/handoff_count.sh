@@ -12,7 +12,7 @@
 # obc_mem_alloc (obc-perf -M 1: the readers copy straight out of the root's
 # block, bcast_mapped.c); the default's counts with ordinary buffers are
 # printed beside them. The single-copy allreduce (cma: pieces claimed by
-# whoever runs, reduce_cma.c; the default from 1 MiB when ranks outnumber
+# whoever runs, reduce_cma.c; the default from 4 MiB when ranks outnumber
 # CPUs) has the same bound at 2 and 4 ranks, from 1 MiB to 64 MiB: a wait
 # for each peer's post and one for the count at the end.
 # Usage: tests/coll/handoff_count.sh build/bin/obcrun build/bin/obc-perf

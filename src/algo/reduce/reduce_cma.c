@@ -15,9 +15,10 @@
  * The kernel's copies run at about half a user-space copy's speed, and
  * every remote byte goes through two of them, so with a CPU per rank the
  * ring is faster (1.3-2.8x, bench/results/2026-12-07-reduce-cma). When
- * ranks outnumber CPUs the ring's hand-offs cost more than that: select.c
- * takes this for allreduces from 1 MiB there; reduce and reduce_scatter
- * only when forced (OBC_ALGO).
+ * ranks outnumber CPUs and run out of step the ring's hand-offs cost more
+ * than that: select.c takes this for allreduces from 4 MiB there (below
+ * it, ranks that wait in step are faster on the ring); reduce and
+ * reduce_scatter only when forced (OBC_ALGO).
  *
  *   1. every rank posts its input and output addresses, its byte count
  *      and the stamp in its mailbox; rank 0 also where its piece counts
