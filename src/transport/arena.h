@@ -147,8 +147,14 @@ void obc__arena_doorbell_ring(struct obc__arena *a, int rank);
  * base is where both counts stand at an operation's start (the owner reads
  * it and posts it); a claim takes the next of npieces pieces of owner's
  * buffer (false: all taken), done counts one copied, and the owner waits
- * until the done count reaches base + npieces. */
-uint32_t obc__arena_pieces_base(struct obc__arena *a);
+ * until the done count reaches base + npieces.
+ * An owner may return before its pieces are all done when nothing of its
+ * caller's is read any more (posted.c: every block deposited in its slot),
+ * after owe(target): then the next base waits until the done count reaches
+ * target, so that a new operation counts from a still count. pieces_base
+ * is false (with *w set) while it waits. */
+bool obc__arena_pieces_base(struct obc__arena *a, uint32_t *base, struct obc__wait *w);
+void obc__arena_pieces_owe(struct obc__arena *a, uint32_t target);
 bool obc__arena_piece_claim(struct obc__arena *a, int owner, uint32_t base, uint32_t npieces,
                             uint32_t *piece);
 void obc__arena_piece_done(struct obc__arena *a, int owner);

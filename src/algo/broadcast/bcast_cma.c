@@ -102,7 +102,6 @@ static void cma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__c
     s->target = ++ctx->persist->cma_epoch * (uint32_t)ctx->nranks;
     s->piece_bytes = piece < smallest ? smallest : piece > PIECE_MAX ? PIECE_MAX : piece;
     s->npieces = (uint32_t)((n + s->piece_bytes - 1) / s->piece_bytes);
-    s->base = s->is_root ? 0 : obc__arena_pieces_base(ctx->arena);
     s->peer = args->root == 0 ? 1 : 0;
 }
 
@@ -214,6 +213,9 @@ static obc_result_t cma_step(void *state, struct obc__wait *w)
     obc_result_t res;
     switch (s->phase) {
     case PHASE_POST: {
+        if (!s->is_root && !obc__arena_pieces_base(s->ctx->arena, &s->base, w)) {
+            return OBC_IN_PROGRESS;
+        }
         struct cma_msg mine = {.addr = (uint64_t)(uintptr_t)(s->is_root ? g->send : g->recv),
                                .nbytes = s->args->nbytes,
                                .stamp = s->stamp,

@@ -67,7 +67,6 @@ static void rooted_cma_init(void *state, struct obc__algo_ctx *ctx,
     s->gather = args->coll == OBC_COLL_GATHER;
     s->stamp = obc__algo_stamp(args);
     s->seq = (uint32_t)args->seq + 1; /* mailbox words start at 0 */
-    s->base = ctx->rank == args->root ? obc__arena_pieces_base(ctx->arena) : 0;
 }
 
 static obc_result_t bad_root(struct rooted_state *s, const struct rooted_msg *m)
@@ -125,6 +124,9 @@ static obc_result_t rooted_cma_step(void *state, struct obc__wait *w)
     int root = s->args->root;
     switch (s->phase) {
     case PHASE_POST:
+        if (is_root && !obc__arena_pieces_base(s->ctx->arena, &s->base, w)) {
+            return OBC_IN_PROGRESS;
+        }
         if (is_root) {
             const void *buf = s->gather ? g->recv : g->send;
             struct rooted_msg mine = {(uint64_t)(uintptr_t)buf, s->args->nbytes, s->stamp, s->base};

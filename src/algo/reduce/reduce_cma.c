@@ -99,7 +99,6 @@ static void rcma_init(void *state, struct obc__algo_ctx *ctx, const struct obc__
     s->stamp = obc__algo_stamp(args);
     s->seq = (uint32_t)args->seq + 1; /* mailbox words start at 0 */
     s->target = ++ctx->persist->cma_epoch * (uint32_t)n;
-    s->base = ctx->rank == 0 ? obc__arena_pieces_base(ctx->arena) : 0;
     s->peer = 0;
     s->esize = obc_dtype_size(args->dtype);
     s->block_elems = args->count;
@@ -184,6 +183,9 @@ static obc_result_t rcma_step(void *state, struct obc__wait *w)
     int n = s->ctx->nranks;
     switch (s->phase) {
     case PHASE_POST: {
+        if (s->ctx->rank == 0 && !obc__arena_pieces_base(s->ctx->arena, &s->base, w)) {
+            return OBC_IN_PROGRESS;
+        }
         struct rcma_msg mine = {.in = (uint64_t)(uintptr_t)g->send,
                                 .out = (uint64_t)(uintptr_t)g->recv,
                                 .nbytes = s->args->nbytes,

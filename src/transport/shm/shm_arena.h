@@ -149,6 +149,8 @@ struct obc__arena {
     struct shm_peer_map maps[SHM_PEER_MAPS];
     uint64_t map_clock;
     bool map_refused; /* a mapping failed once: logged, not tried again */
+    bool pieces_owed; /* readers of a finished operation still count pieces_done ... */
+    uint32_t pieces_owed_target; /* ... up to this (obc__arena_pieces_owe) */
 };
 
 /* Unmap every peer block (arena destroy). */

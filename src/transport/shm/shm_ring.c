@@ -183,9 +183,20 @@ void obc__arena_doorbell_ring(struct obc__arena *a, int rank)
     }
 }
 
-uint32_t obc__arena_pieces_base(struct obc__arena *a)
+bool obc__arena_pieces_base(struct obc__arena *a, uint32_t *base, struct obc__wait *w)
 {
-    return atomic_load_explicit(&a->mailboxes[a->rank].pieces_done.value, memory_order_acquire);
+    if (a->pieces_owed && !obc__arena_pieces_reached(a, a->pieces_owed_target, w)) {
+        return false;
+    }
+    a->pieces_owed = false;
+    *base = atomic_load_explicit(&a->mailboxes[a->rank].pieces_done.value, memory_order_acquire);
+    return true;
+}
+
+void obc__arena_pieces_owe(struct obc__arena *a, uint32_t target)
+{
+    a->pieces_owed = true;
+    a->pieces_owed_target = target;
 }
 
 bool obc__arena_piece_claim(struct obc__arena *a, int owner, uint32_t base, uint32_t npieces,
