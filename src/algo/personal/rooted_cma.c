@@ -124,10 +124,10 @@ static obc_result_t rooted_cma_step(void *state, struct obc__wait *w)
     int root = s->args->root;
     switch (s->phase) {
     case PHASE_POST:
-        if (is_root && !obc__arena_pieces_base(s->ctx->arena, &s->base, w)) {
-            return OBC_IN_PROGRESS;
-        }
         if (is_root) {
+            if (!obc__arena_pieces_base(s->ctx->arena, &s->base, w)) {
+                return OBC_IN_PROGRESS;
+            }
             const void *buf = s->gather ? g->recv : g->send;
             struct rooted_msg mine = {(uint64_t)(uintptr_t)buf, s->args->nbytes, s->stamp, s->base};
             obc__arena_mailbox_post(s->ctx->arena, s->seq, &mine, sizeof(mine));
